@@ -1,0 +1,201 @@
+//! One diagnostic type for every error a user can cause, and its rendering.
+//!
+//! This is the only module that calls ariadne. Every stage (lexer, parser,
+//! checker, evaluator, tape) reports through [`Diagnostic`], which carries a
+//! primary span, labelled spans and hints in plain words. Spans are byte
+//! ranges into one of the texts held by a [`SourceMap`].
+
+use std::io::Write;
+
+use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
+
+/// Which text of the [`SourceMap`] a span points into.
+pub type SourceId = usize;
+
+/// A byte range in one source text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub source: SourceId,
+    pub start: usize,
+    pub end: usize,
+}
+
+impl Span {
+    pub fn new(source: SourceId, start: usize, end: usize) -> Span {
+        Span { source, start, end: end.max(start) }
+    }
+
+    /// The smallest span covering both (they must share a source).
+    pub fn to(self, other: Span) -> Span {
+        Span::new(self.source, self.start.min(other.start), self.end.max(other.end))
+    }
+}
+
+/// An error for the user: what went wrong, where, and how to mend it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub span: Span,
+    pub message: String,
+    pub labels: Vec<(Span, String)>,
+    pub hints: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+impl Diagnostic {
+    pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic { span, message: message.into(), labels: Vec::new(), hints: Vec::new(), notes: Vec::new() }
+    }
+
+    pub fn with_label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
+        self.labels.push((span, text.into()));
+        self
+    }
+
+    pub fn with_hint(mut self, text: impl Into<String>) -> Diagnostic {
+        self.hints.push(text.into());
+        self
+    }
+
+    pub fn with_note(mut self, text: impl Into<String>) -> Diagnostic {
+        self.notes.push(text.into());
+        self
+    }
+}
+
+/// The texts diagnostics point into: the program file, files it loads, and
+/// each line entered at the REPL.
+#[derive(Debug, Default, Clone)]
+pub struct SourceMap {
+    sources: Vec<(String, String)>,
+}
+
+impl SourceMap {
+    pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
+        self.sources.push((name.into(), text.into()));
+        self.sources.len() - 1
+    }
+
+    pub fn name(&self, id: SourceId) -> &str {
+        &self.sources[id].0
+    }
+
+    pub fn text(&self, id: SourceId) -> &str {
+        &self.sources[id].1
+    }
+
+    /// The 1-based line and column (in characters) where `span` starts.
+    pub fn line_column(&self, span: Span) -> (usize, usize) {
+        let text = self.text(span.source);
+        let start = floor_char_boundary(text, span.start.min(text.len()));
+        let before = &text[..start];
+        let line = before.matches('\n').count() + 1;
+        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+        (line, column)
+    }
+
+    /// Writes `diagnostic` as ariadne renders it, with or without colour.
+    pub fn render(&self, diagnostic: &Diagnostic, color: bool, out: &mut dyn Write) {
+        let clamp = |span: Span| {
+            let text = self.text(span.source);
+            let start = floor_char_boundary(text, span.start.min(text.len()));
+            let end = floor_char_boundary(text, span.end.min(text.len())).max(start);
+            (self.name(span.source).to_string(), start..end)
+        };
+        let config = Config::default().with_color(color).with_index_type(IndexType::Byte);
+        let mut report = Report::build(ReportKind::Error, clamp(diagnostic.span))
+            .with_config(config)
+            .with_message(&diagnostic.message);
+        let mut labels = diagnostic.labels.clone();
+        if labels.is_empty() {
+            labels.push((diagnostic.span, String::new()));
+        }
+        for (order, (span, text)) in labels.iter().enumerate() {
+            let mut label = Label::new(clamp(*span)).with_order(order as i32);
+            if !text.is_empty() {
+                label = label.with_message(text);
+            }
+            if color {
+                label = label.with_color(if order == 0 { Color::Red } else { Color::Yellow });
+            }
+            report = report.with_label(label);
+        }
+        for hint in &diagnostic.hints {
+            report = report.with_help(hint);
+        }
+        for note in &diagnostic.notes {
+            report = report.with_note(note);
+        }
+        let cache = ariadne::sources(self.sources.iter().map(|(n, t)| (n.clone(), t.clone())));
+        // A failed write to stderr leaves nothing better to do than carry on.
+        let _ = report.finish().write(cache, &mut *out);
+    }
+
+    /// Renders to a string (no colour): what the golden error files hold.
+    pub fn render_to_string(&self, diagnostic: &Diagnostic) -> String {
+        let mut out = Vec::new();
+        self.render(diagnostic, false, &mut out);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+fn floor_char_boundary(text: &str, mut at: usize) -> usize {
+    while at > 0 && !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// The closest of `candidates` to `name`, if it is close enough to be a
+/// likely slip of the keyboard or of the case.
+pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let lower = name.to_lowercase();
+    let mut best: Option<(f64, &str)> = None;
+    for candidate in candidates {
+        if candidate == name {
+            continue;
+        }
+        let score = if candidate.to_lowercase() == lower {
+            1.0
+        } else {
+            strsim::jaro_winkler(&lower, &candidate.to_lowercase())
+        };
+        let distance = strsim::levenshtein(&lower, &candidate.to_lowercase());
+        let close = score >= 0.88 || (distance <= 2 && distance < name.len().max(2));
+        if close && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, candidate));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_and_column_count_characters() {
+        let mut map = SourceMap::default();
+        let id = map.add("a.tape", "x := 1;\néé := 2;");
+        assert_eq!(map.line_column(Span::new(id, 0, 1)), (1, 1));
+        assert_eq!(map.line_column(Span::new(id, 12, 13)), (2, 3));
+    }
+
+    #[test]
+    fn near_misses() {
+        assert_eq!(near_miss("transpose", ["Transpose", "Tanh"]), Some("Transpose"));
+        assert_eq!(near_miss("Sofmax", ["RowSoftmax", "Sum"]), None);
+        assert_eq!(near_miss("RowSofmax", ["RowSoftmax", "Sum"]), Some("RowSoftmax"));
+        assert_eq!(near_miss("qq", ["zz"]), None);
+    }
+
+    #[test]
+    fn rendering_names_file_line_and_column() {
+        let mut map = SourceMap::default();
+        let id = map.add("demo.tape", "x := y;\n");
+        let d = Diagnostic::new(Span::new(id, 5, 6), "unknown variable `y`").with_label(Span::new(id, 5, 6), "never assigned");
+        let text = map.render_to_string(&d);
+        assert!(text.contains("demo.tape:1:6"), "{text}");
+        assert!(text.contains("unknown variable `y`"));
+        assert!(!text.contains('\u{1b}'));
+    }
+}

@@ -1,0 +1,4 @@
+//! tapec: an interpreter for the tape language.
+
+pub mod diagnostic;
+pub mod syntax;

@@ -1,0 +1,471 @@
+//! The lexer: source text to a flat list of tokens, each with its byte span.
+//!
+//! Built on logos. Keywords are matched case-insensitively after an identifier
+//! is lexed, so `BEGIN` and `begin` are the same token while identifiers keep
+//! their case. Comments are lexed and then dropped. Every character that does
+//! not start a token becomes a located error; the lexer never stops early, so
+//! the parser sees as much of the file as can be made sense of.
+
+use logos::Logos;
+
+use crate::diagnostic::{Diagnostic, SourceId, Span};
+
+/// Why a piece of text is not a token.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum LexError {
+    #[default]
+    UnexpectedCharacter,
+    UnterminatedString,
+    UnterminatedComment,
+    IntegerTooLarge,
+    DigitAfterDot,
+    DigitBeforeDot,
+}
+
+fn skip_block_comment(lex: &mut logos::Lexer<RawToken>, close: &str) -> Result<(), LexError> {
+    match lex.remainder().find(close) {
+        Some(at) => {
+            lex.bump(at + close.len());
+            Ok(())
+        }
+        None => {
+            lex.bump(lex.remainder().len());
+            Err(LexError::UnterminatedComment)
+        }
+    }
+}
+
+fn parse_integer(lex: &mut logos::Lexer<RawToken>) -> Result<i64, LexError> {
+    lex.slice().parse().map_err(|_| LexError::IntegerTooLarge)
+}
+
+fn parse_real(lex: &mut logos::Lexer<RawToken>) -> Result<f64, LexError> {
+    lex.slice().parse().map_err(|_| LexError::UnexpectedCharacter)
+}
+
+fn digit_after_dot() -> Result<(), LexError> {
+    Err(LexError::DigitAfterDot)
+}
+
+fn digit_before_dot() -> Result<(), LexError> {
+    Err(LexError::DigitBeforeDot)
+}
+
+fn unterminated_string() -> Result<(), LexError> {
+    Err(LexError::UnterminatedString)
+}
+
+fn parse_string(lex: &mut logos::Lexer<RawToken>) -> String {
+    let body = lex.slice();
+    body[1..body.len() - 1].replace("''", "'")
+}
+
+#[derive(Logos, Debug, Clone, PartialEq)]
+#[logos(error = LexError)]
+#[logos(skip r"[ \t\r\n\f]+")]
+enum RawToken {
+    #[token("{", |lex| skip_block_comment(lex, "}"))]
+    #[token("(*", |lex| skip_block_comment(lex, "*)"))]
+    #[regex(r"//[^\n]*", allow_greedy = true)]
+    Comment,
+
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
+    Word(String),
+
+    #[regex(r"[0-9]+", parse_integer)]
+    Integer(i64),
+    #[regex(r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?", parse_real)]
+    #[regex(r"[0-9]+[eE][+-]?[0-9]+", parse_real)]
+    Real(f64),
+    #[regex(r"[0-9]+\.", |_| digit_after_dot())]
+    #[regex(r"\.[0-9]+", |_| digit_before_dot())]
+    BadNumber,
+
+    #[regex(r"'([^'\n]|'')*'", parse_string, allow_greedy = true)]
+    Str(String),
+    #[regex(r"'([^'\n]|'')*", |_| unterminated_string(), allow_greedy = true)]
+    OpenString,
+
+    #[token(":=")]
+    Assign,
+    #[token("+")]
+    Plus,
+    #[token("-")]
+    Minus,
+    #[token("*")]
+    Star,
+    #[token("/")]
+    Slash,
+    #[token("=")]
+    Eq,
+    #[token("<>")]
+    Ne,
+    #[token("<")]
+    Lt,
+    #[token("<=")]
+    Le,
+    #[token(">")]
+    Gt,
+    #[token(">=")]
+    Ge,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token(",")]
+    Comma,
+    #[token(";")]
+    Semi,
+    #[token(":")]
+    Colon,
+    #[token(".")]
+    Dot,
+}
+
+/// A token as the parser sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Token {
+    Ident(String),
+    Integer(i64),
+    Real(f64),
+    Str(String),
+    // keywords
+    Program,
+    And,
+    Begin,
+    Div,
+    Do,
+    Downto,
+    Else,
+    End,
+    For,
+    Function,
+    If,
+    Mod,
+    Not,
+    Or,
+    Procedure,
+    Repeat,
+    Tape,
+    Then,
+    To,
+    Until,
+    Var,
+    While,
+    True,
+    False,
+    // symbols
+    Assign,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    LParen,
+    RParen,
+    LBracket,
+    RBracket,
+    Comma,
+    Semi,
+    Colon,
+    Dot,
+    /// Text that is not a token; its diagnostic has already been reported.
+    Error,
+}
+
+fn keyword(word: &str) -> Option<Token> {
+    Some(match word.to_ascii_lowercase().as_str() {
+        "program" => Token::Program,
+        "and" => Token::And,
+        "begin" => Token::Begin,
+        "div" => Token::Div,
+        "do" => Token::Do,
+        "downto" => Token::Downto,
+        "else" => Token::Else,
+        "end" => Token::End,
+        "for" => Token::For,
+        "function" => Token::Function,
+        "if" => Token::If,
+        "mod" => Token::Mod,
+        "not" => Token::Not,
+        "or" => Token::Or,
+        "procedure" => Token::Procedure,
+        "repeat" => Token::Repeat,
+        "tape" => Token::Tape,
+        "then" => Token::Then,
+        "to" => Token::To,
+        "until" => Token::Until,
+        "var" => Token::Var,
+        "while" => Token::While,
+        "true" => Token::True,
+        "false" => Token::False,
+        _ => return None,
+    })
+}
+
+impl std::fmt::Display for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self {
+            Token::Ident(name) => return write!(f, "`{name}`"),
+            Token::Integer(n) => return write!(f, "the number {n}"),
+            Token::Real(x) => return write!(f, "the number {x}"),
+            Token::Str(_) => "a string",
+            Token::Program => "`program`",
+            Token::And => "`and`",
+            Token::Begin => "`begin`",
+            Token::Div => "`div`",
+            Token::Do => "`do`",
+            Token::Downto => "`downto`",
+            Token::Else => "`else`",
+            Token::End => "`end`",
+            Token::For => "`for`",
+            Token::Function => "`function`",
+            Token::If => "`if`",
+            Token::Mod => "`mod`",
+            Token::Not => "`not`",
+            Token::Or => "`or`",
+            Token::Procedure => "`procedure`",
+            Token::Repeat => "`repeat`",
+            Token::Tape => "`tape`",
+            Token::Then => "`then`",
+            Token::To => "`to`",
+            Token::Until => "`until`",
+            Token::Var => "`var`",
+            Token::While => "`while`",
+            Token::True => "`true`",
+            Token::False => "`false`",
+            Token::Assign => "`:=`",
+            Token::Plus => "`+`",
+            Token::Minus => "`-`",
+            Token::Star => "`*`",
+            Token::Slash => "`/`",
+            Token::Eq => "`=`",
+            Token::Ne => "`<>`",
+            Token::Lt => "`<`",
+            Token::Le => "`<=`",
+            Token::Gt => "`>`",
+            Token::Ge => "`>=`",
+            Token::LParen => "`(`",
+            Token::RParen => "`)`",
+            Token::LBracket => "`[`",
+            Token::RBracket => "`]`",
+            Token::Comma => "`,`",
+            Token::Semi => "`;`",
+            Token::Colon => "`:`",
+            Token::Dot => "`.`",
+            Token::Error => "an invalid token",
+        };
+        f.write_str(text)
+    }
+}
+
+fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
+    match error {
+        LexError::UnexpectedCharacter => {
+            let ch = text.chars().next().unwrap_or(' ');
+            let span = Span::new(span.source, span.start, span.start + ch.len_utf8());
+            let mut d = Diagnostic::new(span, format!("unexpected character `{}`", ch.escape_debug()))
+                .with_label(span, "not part of any token");
+            if ch.is_alphabetic() {
+                d = d.with_hint("names are made of ASCII letters, digits and `_`");
+            } else if ch == '"' {
+                d = d.with_hint("strings are written in single quotes: 'like this'");
+            }
+            d
+        }
+        LexError::UnterminatedString => Diagnostic::new(span, "this string runs past the end of its line")
+            .with_label(span, "no closing `'` on this line")
+            .with_hint("close the string with `'` before the line ends; write `''` for a quote inside it"),
+        LexError::UnterminatedComment => {
+            let opener = if text.starts_with('{') { "{" } else { "(*" };
+            let closer = if opener == "{" { "}" } else { "*)" };
+            let head = Span::new(span.source, span.start, span.start + opener.len());
+            Diagnostic::new(head, "this comment is never closed")
+                .with_label(head, format!("the comment starts here and no `{closer}` follows"))
+        }
+        LexError::IntegerTooLarge => Diagnostic::new(span, "this integer is too large")
+            .with_label(span, "larger than 9223372036854775807")
+            .with_hint("integers are 64-bit; write a real such as `1.0e20` for a large number"),
+        LexError::DigitAfterDot => Diagnostic::new(span, "a real number needs digits after its dot")
+            .with_label(span, "no digit after the `.`")
+            .with_hint(format!("write `{}0`", text)),
+        LexError::DigitBeforeDot => Diagnostic::new(span, "a real number needs a digit before its dot")
+            .with_label(span, "no digit before the `.`")
+            .with_hint(format!("write `0{}`", text)),
+    }
+}
+
+/// Splits `text` into tokens. Errors are reported as diagnostics and leave an
+/// `Error` token in place so that parsing can go on.
+pub fn lex(text: &str, source: SourceId) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
+    let mut tokens: Vec<(Token, Span)> = Vec::new();
+    let mut errors = Vec::new();
+    let mut lexer = RawToken::lexer(text);
+    while let Some(result) = lexer.next() {
+        let range = lexer.span();
+        let span = Span::new(source, range.start, range.end);
+        let token = match result {
+            Ok(RawToken::Comment) => continue,
+            Ok(RawToken::Word(word)) => keyword(&word).unwrap_or(Token::Ident(word)),
+            Ok(RawToken::Integer(n)) => Token::Integer(n),
+            Ok(RawToken::Real(x)) => Token::Real(x),
+            Ok(RawToken::Str(s)) => Token::Str(s),
+            Ok(RawToken::BadNumber) | Ok(RawToken::OpenString) => Token::Error,
+            Ok(RawToken::Assign) => Token::Assign,
+            Ok(RawToken::Plus) => Token::Plus,
+            Ok(RawToken::Minus) => Token::Minus,
+            Ok(RawToken::Star) => Token::Star,
+            Ok(RawToken::Slash) => Token::Slash,
+            Ok(RawToken::Eq) => Token::Eq,
+            Ok(RawToken::Ne) => Token::Ne,
+            Ok(RawToken::Lt) => Token::Lt,
+            Ok(RawToken::Le) => Token::Le,
+            Ok(RawToken::Gt) => Token::Gt,
+            Ok(RawToken::Ge) => Token::Ge,
+            Ok(RawToken::LParen) => Token::LParen,
+            Ok(RawToken::RParen) => Token::RParen,
+            Ok(RawToken::LBracket) => Token::LBracket,
+            Ok(RawToken::RBracket) => Token::RBracket,
+            Ok(RawToken::Comma) => Token::Comma,
+            Ok(RawToken::Semi) => Token::Semi,
+            Ok(RawToken::Colon) => Token::Colon,
+            Ok(RawToken::Dot) => Token::Dot,
+            Err(error) => {
+                let diagnostic = lex_error_diagnostic(error.clone(), lexer.slice(), span);
+                // An unexpected character is reported once per run of bad characters.
+                let repeat = error == LexError::UnexpectedCharacter
+                    && matches!(tokens.last(), Some((Token::Error, last)) if last.end == span.start);
+                if !repeat {
+                    errors.push(diagnostic);
+                }
+                if repeat {
+                    if let Some((_, last)) = tokens.last_mut() {
+                        last.end = span.end;
+                    }
+                    continue;
+                }
+                Token::Error
+            }
+        };
+        tokens.push((token, span));
+    }
+    (tokens, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<Token> {
+        let (tokens, errors) = lex(text, 0);
+        assert!(errors.is_empty(), "unexpected errors for {text:?}: {errors:?}");
+        tokens.into_iter().map(|(t, _)| t).collect()
+    }
+
+    fn first_error(text: &str) -> (String, usize, usize) {
+        let (_, errors) = lex(text, 0);
+        let e = errors.first().expect("an error");
+        (e.message.clone(), e.span.start, e.span.end)
+    }
+
+    #[test]
+    fn keywords_ignore_case_but_names_keep_it() {
+        assert_eq!(
+            kinds("BEGIN Begin begin Tape x X"),
+            vec![
+                Token::Begin,
+                Token::Begin,
+                Token::Begin,
+                Token::Tape,
+                Token::Ident("x".into()),
+                Token::Ident("X".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers_and_strings() {
+        assert_eq!(
+            kinds("0 42 0.5 1.5e-3 2E10 'don''t'"),
+            vec![
+                Token::Integer(0),
+                Token::Integer(42),
+                Token::Real(0.5),
+                Token::Real(1.5e-3),
+                Token::Real(2e10),
+                Token::Str("don't".into())
+            ]
+        );
+        assert_eq!(kinds("9223372036854775807"), vec![Token::Integer(i64::MAX)]);
+    }
+
+    #[test]
+    fn comments_of_three_kinds_are_dropped() {
+        assert_eq!(
+            kinds("a { one } b (* two *) c // three\n d"),
+            vec![
+                Token::Ident("a".into()),
+                Token::Ident("b".into()),
+                Token::Ident("c".into()),
+                Token::Ident("d".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn every_symbol() {
+        assert_eq!(
+            kinds(":= + - * / = <> < <= > >= ( ) [ ] , ; : ."),
+            vec![
+                Token::Assign,
+                Token::Plus,
+                Token::Minus,
+                Token::Star,
+                Token::Slash,
+                Token::Eq,
+                Token::Ne,
+                Token::Lt,
+                Token::Le,
+                Token::Gt,
+                Token::Ge,
+                Token::LParen,
+                Token::RParen,
+                Token::LBracket,
+                Token::RBracket,
+                Token::Comma,
+                Token::Semi,
+                Token::Colon,
+                Token::Dot
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_text_is_located() {
+        assert_eq!(first_error("x := 1.;").1, 5);
+        assert!(first_error("x := .5;").0.contains("digit before"));
+        assert!(first_error("x := 1.e5;").0.contains("digits after"));
+        assert!(first_error("x := 9223372036854775808;").0.contains("too large"));
+        assert_eq!(first_error("x := 'abc\n';").0, "this string runs past the end of its line");
+        assert_eq!(first_error("x := 1 # 2").1, 7);
+        let (msg, start, end) = first_error("été := 1");
+        assert!(msg.contains('é'));
+        assert_eq!((start, end), (0, 2));
+        assert!(first_error("{ open").0.contains("never closed"));
+    }
+
+    #[test]
+    fn several_errors_in_one_text() {
+        let (_, errors) = lex("a # b $ c", 0);
+        assert_eq!(errors.len(), 2);
+    }
+}

@@ -1,0 +1,591 @@
+//! The parser: tokens to a syntax tree, built with chumsky over the token slice.
+//!
+//! No chumsky type leaves this module: [`parse`] returns the tree and a list
+//! of [`Diagnostic`]s. Recovery happens at statement boundaries, so one run
+//! reports several independent syntax errors. Before chumsky sees the tokens,
+//! [`check_nesting`] refuses source nested deeper than [`MAX_NESTING`], so no
+//! later recursive walk (parser, checker, evaluator, drop) can go deep.
+
+use std::rc::Rc;
+
+use chumsky::error::RichPattern;
+use chumsky::input::ValueInput;
+use chumsky::prelude::*;
+
+use super::lexer::{Token, lex};
+use super::tree::*;
+use crate::diagnostic::{Diagnostic, SourceId, Span};
+
+/// Deepest nesting of brackets, blocks and prefix operators the source may have.
+pub const MAX_NESTING: usize = 256;
+
+type Extra<'t> = extra::Err<Rich<'t, Token, SimpleSpan>>;
+
+/// Lexes and parses one text. The tree is returned even when there are
+/// errors; the parts that did not parse are `Error` nodes.
+pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
+    let (tokens, mut errors) = lex(text, source);
+    if let Some(deep) = check_nesting(&tokens) {
+        errors.push(deep);
+        return (Program::default(), errors);
+    }
+    let (program, parse_errors) = parse_tokens(&tokens, text.len(), source);
+    errors.extend(parse_errors);
+    errors.sort_by_key(|d| d.span.start);
+    (program, errors)
+}
+
+/// Parses tokens that are already lexed.
+pub fn parse_tokens(tokens: &[(Token, Span)], len: usize, source: SourceId) -> (Program, Vec<Diagnostic>) {
+    let simple: Vec<(Token, SimpleSpan)> =
+        tokens.iter().map(|(t, s)| (t.clone(), SimpleSpan::from(s.start..s.end))).collect();
+    let input = simple.as_slice().map(SimpleSpan::from(len..len), |(t, s)| (t, s));
+    let (program, errors) = program_parser(source).parse(input).into_output_errors();
+    let mut diagnostics = Vec::new();
+    for error in errors {
+        // Tokens the lexer refused were reported already.
+        if matches!(error.found(), Some(Token::Error)) {
+            continue;
+        }
+        let d = to_diagnostic(&error, source);
+        if !diagnostics.iter().any(|e: &Diagnostic| e.span == d.span) {
+            diagnostics.push(d);
+        }
+    }
+    (program.unwrap_or_default(), diagnostics)
+}
+
+fn describe(pattern: &RichPattern<'_, Token>) -> Option<String> {
+    Some(match pattern {
+        RichPattern::Token(t) => format!("{}", &**t),
+        RichPattern::Label(l) => l.to_string(),
+        RichPattern::EndOfInput => "the end of the file".to_string(),
+        _ => return None,
+    })
+}
+
+fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagnostic {
+    let span = Span::new(source, error.span().start, error.span().end);
+    let found = match error.found() {
+        Some(t) => format!("{t}"),
+        None => "the end of the file".to_string(),
+    };
+    let mut expected: Vec<String> = error.expected().filter_map(describe).collect();
+    expected.sort();
+    expected.dedup();
+    let wanted = match expected.len() {
+        0 => String::new(),
+        1 => expected[0].clone(),
+        n if n <= 6 => format!("{} or {}", expected[..n - 1].join(", "), expected[n - 1]),
+        _ => format!("{}, or something else", expected[..5].join(", ")),
+    };
+    let message = match error.reason() {
+        chumsky::error::RichReason::Custom(text) => text.clone(),
+        _ if wanted.is_empty() => format!("unexpected {found}"),
+        _ => format!("expected {wanted}, found {found}"),
+    };
+    let label = match error.found() {
+        Some(_) => format!("unexpected {found}"),
+        None => "the file ends here".to_string(),
+    };
+    let mut d = Diagnostic::new(span, message).with_label(span, label);
+    match error.found() {
+        Some(Token::Else) => d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`"),
+        Some(Token::Eq) => d = d.with_hint("assignment is written `:=`"),
+        None if expected.iter().any(|e| e == "`end`") => {
+            d = d.with_hint("a `begin` or `tape` block is still open: close it with `end`")
+        }
+        _ => {}
+    }
+    d
+}
+
+/// Finds source nested deeper than [`MAX_NESTING`]: brackets and blocks
+/// that are open, plus statements hanging off `then`, `else` and `do`, plus
+/// runs of prefix `-` and `not`. Counting on tokens keeps it a flat loop.
+pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
+    // One frame per open bracket or block: how many statement prefixes
+    // (`then`, `else`, `do`) hang in it since its last `;`.
+    let mut frames: Vec<usize> = vec![0];
+    let mut hanging = 0usize;
+    let mut prefix_run = 0usize;
+    for (i, (token, span)) in tokens.iter().enumerate() {
+        match token {
+            Token::LParen | Token::LBracket | Token::Begin | Token::Tape | Token::Repeat => frames.push(0),
+            Token::RParen | Token::RBracket | Token::End | Token::Until => {
+                if frames.len() > 1 {
+                    hanging -= frames.pop().unwrap_or(0);
+                }
+            }
+            Token::Then | Token::Else | Token::Do => {
+                if let Some(top) = frames.last_mut() {
+                    *top += 1;
+                    hanging += 1;
+                }
+            }
+            Token::Semi => {
+                if let Some(top) = frames.last_mut() {
+                    hanging -= *top;
+                    *top = 0;
+                }
+            }
+            _ => {}
+        }
+        let is_prefix = match token {
+            Token::Not => true,
+            // A minus is a prefix when what comes before it cannot end an operand.
+            Token::Minus => !matches!(
+                i.checked_sub(1).map(|p| &tokens[p].0),
+                Some(Token::Ident(_) | Token::Integer(_) | Token::Real(_) | Token::Str(_))
+                    | Some(Token::RParen | Token::RBracket | Token::True | Token::False)
+            ),
+            _ => false,
+        };
+        prefix_run = if is_prefix { prefix_run + 1 } else { 0 };
+        let depth = frames.len() - 1 + hanging + prefix_run;
+        if depth > MAX_NESTING {
+            return Some(
+                Diagnostic::new(*span, format!("the program is nested more than {MAX_NESTING} levels deep"))
+                    .with_label(*span, format!("nesting passes {MAX_NESTING} levels here"))
+                    .with_hint("split the deep part into smaller steps, with variables or routines"),
+            );
+        }
+    }
+    None
+}
+
+fn program_parser<'t, I>(source: SourceId) -> impl Parser<'t, I, Program, Extra<'t>>
+where
+    I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
+{
+    let sp = move |s: SimpleSpan| Span::new(source, s.start, s.end);
+
+    let ident = select! { Token::Ident(name) => name }
+        .map_with(move |text, e| Name { text, span: sp(e.span()) })
+        .labelled("a name");
+
+    let type_name = select! { Token::Ident(name) => name }
+        .try_map(move |name, span: SimpleSpan| match TypeName::from_name(&name) {
+            Some(t) => Ok((t, sp(span))),
+            None => Err(Rich::custom(
+                span,
+                format!("`{name}` is not a type: the types are Integer, Real, Boolean, String and Matrix"),
+            )),
+        })
+        .labelled("a type");
+
+    let expr = recursive(|expr| {
+        let arg = expr
+            .clone()
+            .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
+            .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
+            .map(|((value, width), decimals)| Arg { value, width, decimals });
+        let args = arg
+            .separated_by(just(Token::Comma))
+            .collect::<Vec<_>>()
+            .delimited_by(just(Token::LParen), just(Token::RParen));
+
+        let literal = select! {
+            Token::Integer(n) => ExprKind::Integer(n),
+            Token::Real(x) => ExprKind::Real(x),
+            Token::Str(s) => ExprKind::Str(s),
+            Token::True => ExprKind::Bool(true),
+            Token::False => ExprKind::Bool(false),
+        };
+
+        let elements = expr.clone().separated_by(just(Token::Comma)).at_least(1).collect::<Vec<_>>();
+        let row = elements
+            .clone()
+            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+            .map_with(move |items, e| (items, sp(e.span())));
+        let matrix = row
+            .clone()
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .collect::<Vec<_>>()
+            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+            .map(ExprKind::Matrix)
+            .or(row.map(|r| ExprKind::Matrix(vec![r])))
+            .labelled("a matrix");
+
+        let call_or_name = ident.clone().then(args.or_not()).map(|(name, args)| match args {
+            Some(args) => ExprKind::Call { name, args },
+            None => ExprKind::Name(name),
+        });
+
+        let atom = choice((literal, matrix, call_or_name))
+            .map_with(move |kind, e| Expr { kind, span: sp(e.span()) })
+            .or(expr.clone().delimited_by(just(Token::LParen), just(Token::RParen)).map_with(
+                move |inner: Expr, e| Expr { kind: inner.kind, span: sp(e.span()) },
+            ))
+            .labelled("an expression")
+            .boxed();
+
+        let index = expr
+            .clone()
+            .then_ignore(just(Token::Comma))
+            .then(expr.clone())
+            .delimited_by(just(Token::LBracket), just(Token::RBracket));
+        let postfix = atom
+            .foldl_with(index.repeated(), move |target, (row, col), e| Expr {
+                kind: ExprKind::Index { target: Box::new(target), row: Box::new(row), col: Box::new(col) },
+                span: sp(e.span()),
+            })
+            .boxed();
+
+        let negation = just(Token::Minus)
+            .map_with(move |_, e| sp(e.span()))
+            .repeated()
+            .foldr(postfix, |op_span: Span, operand: Expr| Expr {
+                span: op_span.to(operand.span),
+                kind: ExprKind::Unary { op: UnaryOp::Neg, op_span, operand: Box::new(operand) },
+            })
+            .boxed();
+
+        let chain = |operand: chumsky::Boxed<'t, 't, I, Expr, Extra<'t>>,
+                     op: chumsky::Boxed<'t, 't, I, BinaryOp, Extra<'t>>| {
+            operand
+                .clone()
+                .then(op.map_with(move |op, e| (op, sp(e.span()))).then(operand).repeated().collect::<Vec<_>>())
+                .map(|(first, rest): (Expr, Vec<((BinaryOp, Span), Expr)>)| {
+                    if rest.is_empty() {
+                        return first;
+                    }
+                    let span = first.span.to(rest.last().map_or(first.span, |(_, e)| e.span));
+                    let rest = rest.into_iter().map(|((op, s), e)| (op, s, e)).collect();
+                    Expr { kind: ExprKind::Chain { first: Box::new(first), rest }, span }
+                })
+                .boxed()
+        };
+
+        let product_op = select! {
+            Token::Star => BinaryOp::Mul,
+            Token::Slash => BinaryOp::Divide,
+            Token::Div => BinaryOp::IntDiv,
+            Token::Mod => BinaryOp::Mod,
+        }
+        .boxed();
+        let sum_op = select! { Token::Plus => BinaryOp::Add, Token::Minus => BinaryOp::Sub }.boxed();
+        let compare_op = select! {
+            Token::Eq => BinaryOp::Eq,
+            Token::Ne => BinaryOp::Ne,
+            Token::Lt => BinaryOp::Lt,
+            Token::Le => BinaryOp::Le,
+            Token::Gt => BinaryOp::Gt,
+            Token::Ge => BinaryOp::Ge,
+        }
+        .boxed();
+        let product = chain(negation, product_op);
+        let sum = chain(product, sum_op);
+        let comparison = chain(sum, compare_op);
+        let not = just(Token::Not)
+            .map_with(move |_, e| sp(e.span()))
+            .repeated()
+            .foldr(comparison, |op_span: Span, operand: Expr| Expr {
+                span: op_span.to(operand.span),
+                kind: ExprKind::Unary { op: UnaryOp::Not, op_span, operand: Box::new(operand) },
+            })
+            .boxed();
+        let and = chain(not, just(Token::And).to(BinaryOp::And).boxed());
+        chain(and, just(Token::Or).to(BinaryOp::Or).boxed())
+    });
+
+    let var_group = ident
+        .clone()
+        .separated_by(just(Token::Comma))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .then_ignore(just(Token::Colon))
+        .then(type_name.clone())
+        .map(|(names, ty)| names.into_iter().map(|name| VarDecl { name, ty: Some(ty) }).collect::<Vec<_>>());
+    let var_section = just(Token::Var)
+        .ignore_then(var_group.clone())
+        .then(just(Token::Semi).ignore_then(var_group).repeated().collect::<Vec<_>>())
+        .map(|(first, rest)| {
+            let mut all = first;
+            all.extend(rest.into_iter().flatten());
+            all
+        })
+        .boxed();
+
+    let param_group = ident
+        .clone()
+        .separated_by(just(Token::Comma))
+        .at_least(1)
+        .collect::<Vec<_>>()
+        .then(just(Token::Colon).ignore_then(type_name.clone()).or_not())
+        .map(|(names, ty)| names.into_iter().map(|name| Param { name, ty }).collect::<Vec<_>>());
+    let params = param_group
+        .separated_by(just(Token::Semi))
+        .collect::<Vec<_>>()
+        .delimited_by(just(Token::LParen), just(Token::RParen))
+        .map(|groups| groups.into_iter().flatten().collect::<Vec<_>>())
+        .or_not()
+        .map(Option::unwrap_or_default);
+
+    // Where an empty statement may stand: before a separator or a closer.
+    let statement_end = choice((
+        just(Token::Semi).ignored(),
+        just(Token::End).ignored(),
+        just(Token::Until).ignored(),
+        just(Token::Dot).ignored(),
+        end(),
+    ))
+    .rewind();
+
+    let stmt = recursive(|stmt| {
+        let block_body = stmt.clone().separated_by(just(Token::Semi)).collect::<Vec<_>>().boxed();
+
+        let begin = just(Token::Begin)
+            .ignore_then(block_body.clone())
+            .then_ignore(just(Token::End))
+            .map(StmtKind::Block);
+
+        let tape = just(Token::Tape)
+            .ignore_then(block_body.clone())
+            .then(just(Token::End).map_with(move |_, e| sp(e.span())))
+            .map(|(body, end)| StmtKind::Tape { body, end });
+
+        let if_ = just(Token::If)
+            .ignore_then(expr.clone())
+            .then_ignore(just(Token::Then))
+            .then(stmt.clone())
+            .then(just(Token::Else).ignore_then(stmt.clone()).or_not())
+            .map(|((cond, then), otherwise): ((Expr, Stmt), Option<Stmt>)| StmtKind::If {
+                cond,
+                then: Box::new(then),
+                otherwise: otherwise.map(Box::new),
+            });
+
+        let for_ = just(Token::For)
+            .ignore_then(ident.clone())
+            .then_ignore(just(Token::Assign))
+            .then(expr.clone())
+            .then(just(Token::To).to(false).or(just(Token::Downto).to(true)))
+            .then(expr.clone())
+            .then_ignore(just(Token::Do))
+            .then(stmt.clone())
+            .map(|((((var, from), down), to), body)| StmtKind::For { var, from, to, down, body: Box::new(body) });
+
+        let while_ = just(Token::While)
+            .ignore_then(expr.clone())
+            .then_ignore(just(Token::Do))
+            .then(stmt.clone())
+            .map(|(cond, body)| StmtKind::While { cond, body: Box::new(body) });
+
+        let repeat = just(Token::Repeat)
+            .ignore_then(block_body.clone())
+            .then_ignore(just(Token::Until))
+            .then(expr.clone())
+            .map(|(body, cond)| StmtKind::Repeat { body, cond });
+
+        let routine = just(Token::Procedure)
+            .to(false)
+            .or(just(Token::Function).to(true))
+            .then(ident.clone())
+            .then(params.clone())
+            .then(just(Token::Colon).ignore_then(type_name.clone()).or_not())
+            .map_with(move |header, e| (header, sp(e.span())))
+            .then_ignore(just(Token::Semi))
+            .then(var_section.clone().then_ignore(just(Token::Semi)).or_not())
+            .then(just(Token::Begin).ignore_then(block_body.clone()).then_ignore(just(Token::End)))
+            .map(|((((((is_function, name), params), result), header), locals), body)| {
+                StmtKind::Routine(Rc::new(Routine {
+                    name,
+                    is_function,
+                    params,
+                    result,
+                    locals: locals.unwrap_or_default(),
+                    body,
+                    header,
+                }))
+            });
+
+        let var = var_section.clone().map(StmtKind::Var);
+
+        let simple = expr
+            .clone()
+            .then(just(Token::Assign).map_with(move |_, e| sp(e.span())).then(expr.clone()).or_not())
+            .validate(|(target, assign), _, emitter| match assign {
+                None => StmtKind::Expr(target),
+                Some((assign_span, value)) => match target.kind {
+                    ExprKind::Name(name) => StmtKind::Assign { target: name, value },
+                    ExprKind::Index { target: inner, row, col } => match inner.kind {
+                        ExprKind::Name(name) => StmtKind::AssignIndex { target: name, row: *row, col: *col, value },
+                        _ => {
+                            emitter.emit(Rich::custom(
+                                SimpleSpan::from(inner.span.start..inner.span.end),
+                                "only an element of a variable can be assigned: write `m[i, j] := x`",
+                            ));
+                            StmtKind::Error
+                        }
+                    },
+                    _ => {
+                        emitter.emit(Rich::custom(
+                            SimpleSpan::from(target.span.start..assign_span.end),
+                            "the left of `:=` must be a variable or an element `m[i, j]`",
+                        ));
+                        StmtKind::Error
+                    }
+                },
+            });
+
+        let empty = statement_end.clone().to(StmtKind::Empty);
+
+        choice((begin, tape, if_, for_, while_, repeat, routine, var, simple, empty))
+            .map_with(move |kind, e| Stmt { kind, span: sp(e.span()) })
+            .then_ignore(statement_end.clone().or(just(Token::Else).ignored().rewind()))
+            .labelled("a statement")
+            .recover_with(skip_until(
+                any().ignored(),
+                statement_end.clone(),
+                move || Stmt { kind: StmtKind::Error, span: Span::new(source, 0, 0) },
+            ))
+            .boxed()
+    });
+
+    let header = just(Token::Program).ignore_then(ident.clone()).then_ignore(just(Token::Semi)).or_not();
+    header
+        .then(stmt.separated_by(just(Token::Semi)).collect::<Vec<_>>())
+        .then_ignore(just(Token::Dot).or_not())
+        .then_ignore(end().labelled("the end of the file after `end.`"))
+        .map(|(name, body)| Program { name, body })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse_ok(text: &str) -> Program {
+        let (program, errors) = parse(text, 0);
+        assert!(errors.is_empty(), "errors for {text:?}: {errors:#?}");
+        program
+    }
+
+    fn only_stmt(text: &str) -> StmtKind {
+        let program = parse_ok(text);
+        let mut real: Vec<_> = program.body.into_iter().filter(|s| s.kind != StmtKind::Empty).collect();
+        assert_eq!(real.len(), 1, "{text}");
+        real.remove(0).kind
+    }
+
+    fn expr_of(text: &str) -> Expr {
+        match only_stmt(&format!("x := {text};")) {
+            StmtKind::Assign { value, .. } => value,
+            other => panic!("not an assignment: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_worked_example_parses() {
+        let program = parse_ok(include_str!("../../programs/attention.tape"));
+        assert_eq!(program.name.map(|n| n.text), Some("Attention".to_string()));
+    }
+
+    #[test]
+    fn operators_group_to_the_left_and_keep_their_levels() {
+        let e = expr_of("a - b - c");
+        match e.kind {
+            ExprKind::Chain { rest, .. } => assert_eq!(rest.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        // `not a = b` is `not (a = b)`
+        let e = expr_of("not a = b");
+        match e.kind {
+            ExprKind::Unary { op: UnaryOp::Not, operand, .. } => {
+                assert!(matches!(operand.kind, ExprKind::Chain { .. }))
+            }
+            other => panic!("{other:?}"),
+        }
+        // `a * -b` and `- -a` parse
+        expr_of("a * -b");
+        expr_of("- -a");
+        // `a + b * c`: the product binds tighter
+        match expr_of("a + b * c").kind {
+            ExprKind::Chain { rest, .. } => {
+                assert_eq!(rest[0].0, BinaryOp::Add);
+                assert!(matches!(rest[0].2.kind, ExprKind::Chain { .. }));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_statement_form() {
+        parse_ok(
+            "program P;\n\
+             var a, b: Integer; m: Matrix;\n\
+             x := 1; m[1, 2] := 3;\n\
+             begin x := 2; end;\n\
+             if x > 1 then x := 0 else x := 1;\n\
+             for i := 1 to 3 do x := x + i;\n\
+             for i := 3 downto 1 do x := x + i;\n\
+             while x < 10 do x := x + 1;\n\
+             repeat x := x - 1; until x = 0;\n\
+             tape s := x * 2; end;\n\
+             WriteLn(x:8:3, ' ', x:4);\n\
+             Reset;\n\
+             procedure Reset; begin WriteLn('r') end;\n\
+             procedure P2(a, b: Matrix; n: Integer); var i: Integer; begin i := n end;\n\
+             function F(a, b): Matrix; begin Result := a end;\n\
+             function G(): Real; begin Result := 1.0 end;\n\
+             begin x := 1 end.",
+        );
+    }
+
+    #[test]
+    fn matrix_literals() {
+        match expr_of("[[1, 2], [3, 4]]").kind {
+            ExprKind::Matrix(rows) => assert_eq!(rows.len(), 2),
+            other => panic!("{other:?}"),
+        }
+        match expr_of("[1, 2, 3]").kind {
+            ExprKind::Matrix(rows) => assert_eq!(rows[0].0.len(), 3),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(expr_of("m[1, 2]").kind, ExprKind::Index { .. }));
+    }
+
+    #[test]
+    fn several_errors_in_one_file() {
+        let (_, errors) = parse("x := ;\ny := 2;\nz := (1 + ;\nw := 3;\n", 0);
+        assert_eq!(errors.len(), 2, "{errors:#?}");
+        assert_eq!(errors[0].span.start, 5);
+    }
+
+    #[test]
+    fn semicolon_before_else_is_an_error_with_a_hint() {
+        let (_, errors) = parse("if x then y := 1; else y := 2;", 0);
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+        assert!(errors[0].hints[0].contains("`else`"));
+    }
+
+    #[test]
+    fn nothing_may_follow_end_dot() {
+        let (_, errors) = parse("begin x := 1 end. x := 2;", 0);
+        assert_eq!(errors.len(), 1, "{errors:#?}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_before_parsing() {
+        let deep = format!("x := {}1{};", "(".repeat(100_000), ")".repeat(100_000));
+        let (_, errors) = parse(&deep, 0);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].message.contains("nested more than 256"));
+        let minus = format!("x := {}1;", "-".repeat(100_000));
+        assert_eq!(parse(&minus, 0).1.len(), 1);
+        let ifs = format!("{} x := 1;", "if true then ".repeat(1000));
+        assert_eq!(parse(&ifs, 0).1.len(), 1);
+        let fine = format!("x := {}1{};", "(".repeat(200), ")".repeat(200));
+        assert!(parse(&fine, 0).1.is_empty());
+    }
+
+    #[test]
+    fn a_long_flat_sum_is_one_wide_node() {
+        let long = format!("x := 1{};", " + 1".repeat(200_000));
+        match expr_of(&long[5..long.len() - 1]).kind {
+            ExprKind::Chain { rest, .. } => assert_eq!(rest.len(), 200_000),
+            other => panic!("{other:?}"),
+        }
+    }
+}
