@@ -1,4 +1,190 @@
 //! tapec: an interpreter for the tape language.
+//!
+//! The pipeline is source text → tokens → syntax tree ([`syntax`]) → checks
+//! and evaluation ([`eval`]), with the tape and its reverse walk beside the
+//! evaluator ([`tape`]) and diagnostics beside all of them ([`diagnostic`]).
+//! This module holds the entry points the command line and the tests use.
 
 pub mod diagnostic;
+pub mod eval;
 pub mod syntax;
+pub mod tape;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+
+use diagnostic::{Diagnostic, SourceMap, Span};
+use eval::{Interpreter, Stop};
+
+/// Stack for the thread that runs a program: deep enough for 1,000 nested
+/// routine calls and 256 levels of source nesting in debug builds.
+pub const RUN_STACK_BYTES: usize = 1 << 30;
+
+/// How a run or check went, as an exit status.
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_ERROR: i32 = 1;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Runs `f` on a thread with a stack of [`RUN_STACK_BYTES`].
+pub fn with_big_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    std::thread::Builder::new()
+        .stack_size(RUN_STACK_BYTES)
+        .spawn(f)
+        .expect("cannot start the interpreter thread")
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+}
+
+/// Everything about one run of a program file.
+pub struct RunOptions {
+    /// The path as the user wrote it (shown in diagnostics, `ParamStr(0)`).
+    pub path: PathBuf,
+    /// `ParamStr(1)...`
+    pub args: Vec<String>,
+    pub color: bool,
+    /// Stop after this many loop turns and calls (for tests on random input).
+    pub step_budget: Option<u64>,
+    pub interrupt: Option<Arc<AtomicBool>>,
+    pub progress_on_terminal: bool,
+}
+
+impl RunOptions {
+    pub fn new(path: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            path: path.into(),
+            args: Vec::new(),
+            color: false,
+            step_budget: None,
+            interrupt: None,
+            progress_on_terminal: false,
+        }
+    }
+}
+
+/// Decodes a file's bytes; invalid UTF-8 is an error at the first bad byte.
+pub fn decode_source(sources: &mut SourceMap, name: &str, bytes: Vec<u8>) -> Result<usize, Diagnostic> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Ok(sources.add(name, text)),
+        Err(e) => {
+            let at = e.utf8_error().valid_up_to();
+            let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
+            let id = sources.add(name, text);
+            let span = Span::new(id, at, at + '\u{FFFD}'.len_utf8());
+            Err(Diagnostic::new(span, "the file is not valid UTF-8 text")
+                .with_label(span, "this byte does not start a UTF-8 character")
+                .with_hint("save the program as UTF-8"))
+        }
+    }
+}
+
+fn report(sources: &SourceMap, errors: &[Diagnostic], color: bool, err: &mut dyn Write) {
+    for d in errors {
+        sources.render(d, color, err);
+    }
+}
+
+/// Reads, parses and checks a file: the program, or every error found.
+fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<syntax::tree::Program, Vec<Diagnostic>> {
+    let name = opts.path.display().to_string();
+    let bytes = match std::fs::read(&opts.path) {
+        Ok(b) => b,
+        Err(e) => {
+            let id = sources.add(name.clone(), String::new());
+            return Err(vec![Diagnostic::new(Span::new(id, 0, 0), format!("cannot read `{name}`: {e}"))]);
+        }
+    };
+    let id = decode_source(sources, &name, bytes).map_err(|d| vec![d])?;
+    let (program, mut errors) = syntax::parse(sources.text(id), id);
+    if errors.is_empty() {
+        errors = eval::check::check(&program, &eval::check::Known::default(), false);
+    }
+    if errors.is_empty() { Ok(program) } else { Err(errors) }
+}
+
+/// `tapec check`: every error that can be found without running.
+pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
+    let mut sources = SourceMap::default();
+    match load(opts, &mut sources) {
+        Ok(_) => EXIT_OK,
+        Err(errors) => {
+            report(&sources, &errors, opts.color, err);
+            EXIT_ERROR
+        }
+    }
+}
+
+/// `tapec run`: checks, then runs. Call it on a thread from [`with_big_stack`].
+pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> i32 {
+    let mut sources = SourceMap::default();
+    let program = match load(opts, &mut sources) {
+        Ok(p) => p,
+        Err(errors) => {
+            report(&sources, &errors, opts.color, err);
+            return EXIT_ERROR;
+        }
+    };
+    let mut interp = Interpreter::new(out);
+    interp.params = std::iter::once(opts.path.display().to_string()).chain(opts.args.iter().cloned()).collect();
+    interp.base_dir = opts.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    if interp.base_dir.as_os_str().is_empty() {
+        interp.base_dir = PathBuf::from(".");
+    }
+    interp.step_budget = opts.step_budget;
+    interp.progress_on_terminal = opts.progress_on_terminal;
+    if let Some(flag) = &opts.interrupt {
+        interp.interrupt = flag.clone();
+    }
+    let outcome = interp.run(&program);
+    let _ = interp.out.flush();
+    match outcome {
+        Ok(()) => EXIT_OK,
+        Err(Stop::Error(d)) => {
+            report(&sources, &[*d], opts.color, err);
+            EXIT_ERROR
+        }
+        Err(Stop::Interrupted) => {
+            let _ = writeln!(err, "interrupted");
+            EXIT_INTERRUPTED
+        }
+    }
+}
+
+/// Runs a program held in memory and returns (stdout, stderr, exit status):
+/// what the tests use. Diagnostics are rendered without colour.
+pub fn run_captured(path: &Path, args: &[String], step_budget: Option<u64>) -> (String, String, i32) {
+    let mut opts = RunOptions::new(path);
+    opts.args = args.to_vec();
+    opts.step_budget = step_budget;
+    with_big_stack(move || {
+        let out = SharedBuffer::default();
+        let mut err = Vec::new();
+        let code = run_file(&opts, Box::new(out.clone()), &mut err);
+        (out.text(), String::from_utf8_lossy(&err).into_owned(), code)
+    })
+}
+
+/// A writer whose bytes can be read back after the interpreter is done.
+#[derive(Clone, Default)]
+pub struct SharedBuffer(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);
+
+impl SharedBuffer {
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.borrow()).into_owned()
+    }
+    pub fn take(&self) -> String {
+        let bytes = std::mem::take(&mut *self.0.borrow_mut());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+impl Write for SharedBuffer {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.borrow_mut().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}

@@ -1,0 +1,595 @@
+//! What each builtin does. Recorded builtins check their arguments here and
+//! hand the work to [`Interpreter::apply`] with an [`Op`]; the others compute
+//! their value directly.
+
+use std::io::{IsTerminal, Write};
+use std::rc::Rc;
+
+use ndarray::Array2;
+
+use super::builtins_table::{Builtin, Kind};
+use super::format;
+use super::interp::{Flow, Interpreter, fail, from_tensor};
+use super::value::Value;
+use crate::diagnostic::{Diagnostic, Span};
+use crate::syntax::tree::Arg;
+use crate::tape::ops::{Elementwise, Unary};
+use crate::tape::{Op, Tensor};
+
+/// A progress bar on stderr, drawn only on a terminal.
+pub struct ProgressBar {
+    bar: indicatif::ProgressBar,
+    total: u64,
+}
+
+fn unary_of(name: &str) -> Option<Unary> {
+    Some(match name {
+        "Tanh" => Unary::Tanh,
+        "Exp" => Unary::Exp,
+        "Log" => Unary::Log,
+        "Sqrt" => Unary::Sqrt,
+        "ReLU" => Unary::ReLU,
+        "Sigmoid" => Unary::Sigmoid,
+        "Abs" => Unary::Abs,
+        _ => return None,
+    })
+}
+
+fn value_op(name: &str) -> Option<Op> {
+    Some(match name {
+        "Transpose" => Op::Transpose,
+        "Sum" => Op::Sum,
+        "Mean" => Op::Mean,
+        "RowSum" => Op::RowSum,
+        "RowMean" => Op::RowMean,
+        "ColSum" => Op::ColSum,
+        "RowSoftmax" => Op::RowSoftmax,
+        "LayerNorm" => Op::LayerNorm,
+        "HStack" => Op::HStack,
+        "VStack" => Op::VStack,
+        _ => return None,
+    })
+}
+
+fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic {
+    let which = if b.min_args == 1 { "its argument".to_string() } else { format!("argument {}", position + 1) };
+    let mut d = Diagnostic::new(span, format!("{} takes {}, but {which} is {}", b.name, b.takes, v.describe()))
+        .with_label(span, v.describe());
+    if matches!(v, Value::Int(_) | Value::Real(..)) && b.takes.contains("matri") {
+        d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
+    }
+    d
+}
+
+impl Interpreter {
+    fn eval_args(&mut self, args: &[Arg]) -> Flow<Vec<(Value, Span)>> {
+        args.iter().map(|a| Ok((self.eval(&a.value)?, a.value.span))).collect()
+    }
+
+    pub(crate) fn call_builtin(&mut self, b: &'static Builtin, args: &[Arg], span: Span) -> Flow<Option<Value>> {
+        let result = self.builtin_value(b, args, span)?;
+        Ok(match b.kind {
+            Kind::Function => Some(result.expect("functions give a value")),
+            Kind::Procedure => None,
+        })
+    }
+
+    fn builtin_value(&mut self, b: &'static Builtin, args: &[Arg], span: Span) -> Flow<Option<Value>> {
+        // Builtins that take a variable rather than a value, or print.
+        match b.name {
+            "Blame" => {
+                let (_, _, node) = self.variable_on_tape("Blame", &args[0])?;
+                return Ok(Some(from_tensor(self.tape.blame_of(node), None)));
+            }
+            "Nudge" => {
+                let (name, v, node) = self.variable_on_tape("Nudge", &args[0])?;
+                let rate = self.eval(&args[1].value)?;
+                let Some(rate) = rate.as_number() else {
+                    return fail(kind_error(b, 1, &rate, args[1].value.span));
+                };
+                let blame = self.tape.blame_of(node);
+                let new = match (&v, blame) {
+                    (Value::Real(x, _), Tensor::Scalar(g)) => Value::Real(x - rate * g, None),
+                    (Value::Matrix(m, _), g) => {
+                        let mut m = m.clone();
+                        // Drop the tape's hold first so the update happens in place when it can.
+                        self.overwrite(&name, Value::Int(0));
+                        let mm = Rc::make_mut(&mut m);
+                        mm.scaled_add(-rate, &g.view());
+                        Value::Matrix(m, None)
+                    }
+                    (other, _) => other.clone(),
+                };
+                self.overwrite(&name, new);
+                return Ok(None);
+            }
+            "CheckBlame" => return self.check_blame(&args[0]).map(Some),
+            "Write" | "WriteLn" => {
+                let mut text = String::new();
+                let mut pieces = Vec::with_capacity(args.len());
+                for arg in args {
+                    let v = self.eval(&arg.value)?;
+                    let width = match &arg.width {
+                        Some(w) => Some(self.field_number(w)?),
+                        None => None,
+                    };
+                    let decimals = match &arg.decimals {
+                        Some(d) => {
+                            if v.as_number().is_none() && !matches!(v, Value::Matrix(..)) {
+                                return fail(Diagnostic::new(arg.value.span, format!("`:w:d` needs a number, but this is {}", v.describe()))
+                                    .with_label(arg.value.span, v.describe()));
+                            }
+                            Some(self.field_number(d)?)
+                        }
+                        None => None,
+                    };
+                    pieces.push((v, width, decimals));
+                }
+                for (v, width, decimals) in &pieces {
+                    match width {
+                        Some(w) => text.push_str(&format::field(v, *w, *decimals)),
+                        None => text.push_str(&format::value(v)),
+                    }
+                }
+                if b.name == "WriteLn" {
+                    text.push('\n');
+                }
+                self.print(&text);
+                return Ok(None);
+            }
+            _ => {}
+        }
+
+        let vals = self.eval_args(args)?;
+        let v = |i: usize| &vals[i].0;
+        let s = |i: usize| vals[i].1;
+
+        if let Some(u) = unary_of(b.name) {
+            return match v(0) {
+                Value::Int(n) if u == Unary::Abs => match n.checked_abs() {
+                    Some(n) => Ok(Some(Value::Int(n))),
+                    None => fail(Diagnostic::new(span, "integer overflow: Abs of the smallest Integer does not fit in 64 bits")
+                        .with_label(s(0), "this value")),
+                },
+                Value::Int(_) | Value::Real(..) | Value::Matrix(..) => {
+                    self.apply(Op::Unary(u), &[(v(0), s(0))], span).map(Some)
+                }
+                other => fail(kind_error(b, 0, other, s(0))),
+            };
+        }
+        if let Some(op) = value_op(b.name) {
+            for (i, (value, at)) in vals.iter().enumerate() {
+                if !matches!(value, Value::Matrix(..)) {
+                    return fail(kind_error(b, i, value, *at));
+                }
+            }
+            if matches!(op, Op::HStack | Op::VStack) {
+                let (a, c) = (self.matrix(b, &vals, 0)?.dim(), self.matrix(b, &vals, 1)?.dim());
+                let (rows, cols) = if op == Op::HStack { (a.0, a.1 + c.1) } else { (a.0 + c.0, a.1) };
+                self.check_size(rows, cols, span)?;
+            }
+            let refs: Vec<(&Value, Span)> = vals.iter().map(|(v, s)| (v, *s)).collect();
+            return self.apply(op, &refs, span).map(Some);
+        }
+
+        let value = match b.name {
+            "Hadamard" => {
+                for (i, (value, at)) in vals.iter().enumerate() {
+                    if !matches!(value, Value::Int(_) | Value::Real(..) | Value::Matrix(..)) {
+                        return fail(kind_error(b, i, value, *at));
+                    }
+                }
+                return self.apply(Op::Elementwise(Elementwise::Mul), &[(v(0), s(0)), (v(1), s(1))], span).map(Some);
+            }
+            "Row" | "Col" => {
+                let m = self.matrix(b, &vals, 0)?;
+                let (count, what) = if b.name == "Row" { (m.nrows(), "row") } else { (m.ncols(), "column") };
+                let i = self.index(v(1), s(1), count, what)?;
+                let op = if b.name == "Row" { Op::RowRange(i, 1) } else { Op::ColRange(i, 1) };
+                return self.apply(op, &[(v(0), s(0))], span).map(Some);
+            }
+            "RowRange" | "ColRange" => {
+                let m = self.matrix(b, &vals, 0)?;
+                let (count, what) = if b.name == "RowRange" { (m.nrows(), "row") } else { (m.ncols(), "column") };
+                let first = self.index(v(1), s(1), count, what)?;
+                let n = self.expect_int(v(2), s(2), &format!("{}'s count", b.name))?;
+                if n < 1 || n as u64 > (count - first) as u64 {
+                    return fail(Diagnostic::new(s(2), format!(
+                        "{} cannot take {n} {what}s from {what} {}: the matrix has {count} {what}s",
+                        b.name,
+                        first + 1
+                    ))
+                    .with_label(s(2), format!("must be between 1 and {}", count - first))
+                    .with_label(s(0), format!("this is a {}×{}", m.nrows(), m.ncols())));
+                }
+                let op = if b.name == "RowRange" { Op::RowRange(first, n as usize) } else { Op::ColRange(first, n as usize) };
+                return self.apply(op, &[(v(0), s(0))], span).map(Some);
+            }
+            "Embed" => {
+                let table = self.matrix(b, &vals, 0)?;
+                let ids = self.selectors(b, &vals, 1, table.nrows(), "row", "table")?;
+                self.check_size(ids.len(), table.ncols(), span)?;
+                return self.apply(Op::Embed(Rc::new(ids)), &[(v(0), s(0))], span).map(Some);
+            }
+            "CrossEntropy" => {
+                let logits = self.matrix(b, &vals, 0)?;
+                let targets = self.selectors(b, &vals, 1, logits.ncols(), "column", "logits")?;
+                if targets.len() != logits.nrows() {
+                    return fail(Diagnostic::new(span, format!(
+                        "CrossEntropy needs one target per row of logits, but the logits are a {}×{} and the targets a 1×{}",
+                        logits.nrows(),
+                        logits.ncols(),
+                        targets.len()
+                    ))
+                    .with_label(s(0), format!("{} rows", logits.nrows()))
+                    .with_label(s(1), format!("{} targets", targets.len())));
+                }
+                return self.apply(Op::CrossEntropy(Rc::new(targets)), &[(v(0), s(0))], span).map(Some);
+            }
+            "Zeros" | "Ones" | "Random" | "Randn" => {
+                let (rows, cols) = self.dims(&vals, 0, span)?;
+                let m = match b.name {
+                    "Zeros" => Array2::zeros((rows, cols)),
+                    "Ones" => Array2::ones((rows, cols)),
+                    "Random" => Array2::from_shape_simple_fn((rows, cols), || self.rng.uniform()),
+                    _ => Array2::from_shape_simple_fn((rows, cols), || self.rng.normal()),
+                };
+                Value::Matrix(Rc::new(m), None)
+            }
+            "Fill" => {
+                let (rows, cols) = self.dims(&vals, 0, span)?;
+                let x = self.number(b, &vals, 2)?;
+                Value::Matrix(Rc::new(Array2::from_elem((rows, cols), x)), None)
+            }
+            "Eye" | "CausalMask" => {
+                let n = self.size(v(0), s(0))?;
+                self.check_size(n, n, span)?;
+                let m = if b.name == "Eye" {
+                    Array2::eye(n)
+                } else {
+                    Array2::from_shape_fn((n, n), |(i, j)| if j > i { f64::NEG_INFINITY } else { 0.0 })
+                };
+                Value::Matrix(Rc::new(m), None)
+            }
+            "Seed" => {
+                let n = self.expect_int(v(0), s(0), "Seed's argument")?;
+                self.rng.seed(n);
+                return Ok(None);
+            }
+            "RandInt" => {
+                let lo = self.expect_int(v(0), s(0), "RandInt's lowest value")?;
+                let hi = self.expect_int(v(1), s(1), "RandInt's highest value")?;
+                if lo > hi {
+                    return fail(Diagnostic::new(span, format!("RandInt({lo}, {hi}): the lowest value is above the highest"))
+                        .with_label(s(0), format!("{lo}"))
+                        .with_label(s(1), format!("{hi}")));
+                }
+                Value::Int(self.rng.int_in(lo, hi))
+            }
+            "Sample" => {
+                let p = self.row_arg(b, &vals, 0)?;
+                if let Some(k) = p.iter().position(|w| *w < 0.0) {
+                    return fail(Diagnostic::new(s(0), format!("Sample's weights must not be negative, but column {} is {}", k + 1, format::real(p[k], 6)))
+                        .with_label(s(0), "these weights"));
+                }
+                let total: f64 = p.iter().sum();
+                if total <= 0.0 || !total.is_finite() {
+                    return fail(Diagnostic::new(s(0), "Sample's weights must have a positive, finite sum")
+                        .with_label(s(0), format!("these weights sum to {}", format::real(total, 6))));
+                }
+                let target = self.rng.uniform() * total;
+                let mut running = 0.0;
+                let mut pick = p.len();
+                for (k, w) in p.iter().enumerate() {
+                    running += w;
+                    if running > target {
+                        pick = k + 1;
+                        break;
+                    }
+                }
+                Value::Int(pick as i64)
+            }
+            "Argmax" => {
+                let p = self.row_arg(b, &vals, 0)?;
+                let mut best = 0;
+                for (k, x) in p.iter().enumerate() {
+                    if *x > p[best] {
+                        best = k;
+                    }
+                }
+                Value::Int(best as i64 + 1)
+            }
+            "Rows" => Value::Int(self.matrix(b, &vals, 0)?.nrows() as i64),
+            "Cols" => Value::Int(self.matrix(b, &vals, 0)?.ncols() as i64),
+            "Length" => Value::Int(self.string(b, &vals, 0)?.chars().count() as i64),
+            "Round" | "Trunc" => match v(0) {
+                Value::Int(n) => Value::Int(*n),
+                Value::Real(x, _) => {
+                    let r = if b.name == "Round" { x.round() } else { x.trunc() };
+                    if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
+                        return fail(Diagnostic::new(s(0), format!("{}({}) does not fit in an Integer", b.name, format::real(*x, 6)))
+                            .with_label(s(0), "too large for 64 bits"));
+                    }
+                    Value::Int(r as i64)
+                }
+                other => return fail(kind_error(b, 0, other, s(0))),
+            },
+            "Min" | "Max" => match (v(0), v(1)) {
+                (Value::Int(a), Value::Int(c)) => Value::Int(if b.name == "Min" { *a.min(c) } else { *a.max(c) }),
+                _ => {
+                    let a = self.number(b, &vals, 0)?;
+                    let c = self.number(b, &vals, 1)?;
+                    Value::Real(if b.name == "Min" { a.min(c) } else { a.max(c) }, None)
+                }
+            },
+            "ReadText" => {
+                let path = self.string(b, &vals, 0)?;
+                let full = self.base_dir.join(&*path);
+                match std::fs::read(&full) {
+                    Ok(bytes) => match String::from_utf8(bytes) {
+                        Ok(text) => Value::Str(text.into()),
+                        Err(e) => {
+                            return fail(Diagnostic::new(s(0), format!("`{path}` is not UTF-8 text (a bad byte at offset {})", e.utf8_error().valid_up_to()))
+                                .with_label(s(0), "this file"));
+                        }
+                    },
+                    Err(e) => {
+                        return fail(Diagnostic::new(s(0), format!("cannot read `{}`: {}", full.display(), io_reason(&e)))
+                            .with_label(s(0), "this path")
+                            .with_hint("a path is relative to the program file's folder"));
+                    }
+                }
+            }
+            "Vocab" => {
+                let text = self.string(b, &vals, 0)?;
+                let mut chars: Vec<char> = text.chars().collect();
+                chars.sort_unstable();
+                chars.dedup();
+                Value::Str(chars.into_iter().collect::<String>().into())
+            }
+            "Encode" => {
+                let text = self.string(b, &vals, 0)?;
+                let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
+                if text.is_empty() {
+                    return fail(Diagnostic::new(s(0), "Encode of an empty string: there are no empty matrices")
+                        .with_label(s(0), "this string is empty"));
+                }
+                self.check_size(1, text.chars().count(), span)?;
+                let mut ids = Vec::with_capacity(text.len());
+                for ch in text.chars() {
+                    match vocab.binary_search(&ch).ok().or_else(|| vocab.iter().position(|c| *c == ch)) {
+                        Some(k) => ids.push(k as f64 + 1.0),
+                        None => {
+                            return fail(Diagnostic::new(s(0), format!("the character {:?} is not in the vocabulary", ch))
+                                .with_label(s(1), "this vocabulary")
+                                .with_hint("build the vocabulary with Vocab(text) from the same text"));
+                        }
+                    }
+                }
+                let n = ids.len();
+                Value::Matrix(Rc::new(Array2::from_shape_vec((1, n), ids).expect("1×n")), None)
+            }
+            "Decode" => {
+                let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
+                let ids = self.selectors(b, &vals, 0, vocab.len(), "character", "vocabulary")?;
+                Value::Str(ids.into_iter().map(|k| vocab[k]).collect::<String>().into())
+            }
+            "ParamCount" => Value::Int(self.params.len() as i64 - 1),
+            "ParamStr" => {
+                let i = self.expect_int(v(0), s(0), "ParamStr's argument")?;
+                match usize::try_from(i).ok().and_then(|i| self.params.get(i)) {
+                    Some(p) => Value::Str(p.as_str().into()),
+                    None => {
+                        return fail(Diagnostic::new(s(0), format!("there is no argument {i}: ParamCount is {}", self.params.len() - 1))
+                            .with_label(s(0), "out of range")
+                            .with_hint("give arguments after the program: `tapec run FILE ARGS...`"));
+                    }
+                }
+            }
+            "StrToInt" => {
+                let text = self.string(b, &vals, 0)?;
+                let digits = text.strip_prefix(['-', '+']).unwrap_or(&text);
+                let parsed = if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+                    text.parse::<i64>().ok()
+                } else {
+                    None
+                };
+                match parsed {
+                    Some(n) => Value::Int(n),
+                    None => {
+                        return fail(Diagnostic::new(s(0), format!("StrToInt: {:?} is not an Integer", &*text))
+                            .with_label(s(0), "this string")
+                            .with_hint("an Integer is an optional sign and digits, within 64 bits"));
+                    }
+                }
+            }
+            "StrToFloat" => {
+                let text = self.string(b, &vals, 0)?;
+                let ok = !text.is_empty() && text.bytes().all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
+                match text.parse::<f64>() {
+                    Ok(x) if ok => Value::Real(x, None),
+                    _ => {
+                        return fail(Diagnostic::new(s(0), format!("StrToFloat: {:?} is not a number", &*text))
+                            .with_label(s(0), "this string"));
+                    }
+                }
+            }
+            "Progress" => {
+                let i = self.expect_int(v(0), s(0), "Progress's step")?;
+                let n = self.expect_int(v(1), s(1), "Progress's number of steps")?;
+                self.progress(i, n);
+                return Ok(None);
+            }
+            "Plot" => {
+                let m = self.matrix(b, &vals, 0)?;
+                let path = self.string(b, &vals, 1)?;
+                let full = self.base_dir.join(&*path);
+                if let Err(e) = std::fs::write(&full, crate::eval::plot::svg(&m)) {
+                    return fail(Diagnostic::new(s(1), format!("cannot write `{}`: {}", full.display(), io_reason(&e)))
+                        .with_label(s(1), "this path"));
+                }
+                return Ok(None);
+            }
+            "Show" => {
+                let m = self.matrix(b, &vals, 0)?;
+                let text = format::show(&m);
+                self.print(&text);
+                return Ok(None);
+            }
+            other => unreachable!("builtin {other} has no body"),
+        };
+        Ok(Some(value))
+    }
+
+    pub fn print(&mut self, text: &str) {
+        // Output that cannot be written (a closed pipe) is dropped.
+        let _ = self.out.write_all(text.as_bytes());
+    }
+
+    fn field_number(&mut self, e: &crate::syntax::tree::Expr) -> Flow<usize> {
+        let v = self.eval(e)?;
+        match v {
+            Value::Int(n) if (0..=1000).contains(&n) => Ok(n as usize),
+            other => fail(Diagnostic::new(e.span, format!("a field width must be an Integer from 0 to 1000, but this is {}", super::format::value(&other)))
+                .with_label(e.span, "field width")),
+        }
+    }
+
+    fn matrix(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Rc<Array2<f64>>> {
+        match &vals[i].0 {
+            Value::Matrix(m, _) => Ok(m.clone()),
+            other => fail(kind_error(b, i, other, vals[i].1)),
+        }
+    }
+
+    fn number(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<f64> {
+        vals[i].0.as_number().map_or_else(|| fail(kind_error(b, i, &vals[i].0, vals[i].1)), Ok)
+    }
+
+    fn string(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Rc<str>> {
+        match &vals[i].0 {
+            Value::Str(s) => Ok(s.clone()),
+            other => fail(kind_error(b, i, other, vals[i].1)),
+        }
+    }
+
+    /// A 1×n row of reals.
+    fn row_arg(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Vec<f64>> {
+        let m = self.matrix(b, vals, i)?;
+        if m.nrows() != 1 {
+            return fail(Diagnostic::new(vals[i].1, format!("{} takes a 1×n row, but this is a {}×{}", b.name, m.nrows(), m.ncols()))
+                .with_label(vals[i].1, format!("{} rows", m.nrows())));
+        }
+        Ok(m.iter().copied().collect())
+    }
+
+    /// A 1×T row of whole numbers from 1 to `count`, made 0-based.
+    fn selectors(&self, b: &Builtin, vals: &[(Value, Span)], i: usize, count: usize, what: &str, of: &str) -> Flow<Vec<usize>> {
+        let span = vals[i].1;
+        let row = self.row_arg(b, vals, i)?;
+        let mut out = Vec::with_capacity(row.len());
+        for (k, x) in row.iter().enumerate() {
+            if x.fract() != 0.0 || !x.is_finite() {
+                return fail(Diagnostic::new(span, format!("{}: element {} is {}, not a whole {what} number", b.name, k + 1, format::real(*x, 6)))
+                    .with_label(span, "these must be whole numbers"));
+            }
+            if *x < 1.0 || *x > count as f64 {
+                return fail(Diagnostic::new(span, format!(
+                    "{}: element {} is {}, but the {of} has {count} {what}s",
+                    b.name,
+                    k + 1,
+                    format::real(*x, 0)
+                ))
+                .with_label(span, format!("each must be from 1 to {count}")));
+            }
+            out.push(*x as usize - 1);
+        }
+        Ok(out)
+    }
+
+    /// A size for a constant matrix: an Integer of at least 1.
+    fn size(&self, v: &Value, span: Span) -> Flow<usize> {
+        let n = self.expect_int(v, span, "a matrix size")?;
+        if n < 1 {
+            return fail(Diagnostic::new(span, format!("a matrix size must be at least 1, but this is {n}"))
+                .with_label(span, "there are no empty matrices"));
+        }
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    fn dims(&self, vals: &[(Value, Span)], first: usize, span: Span) -> Flow<(usize, usize)> {
+        let rows = self.size(&vals[first].0, vals[first].1)?;
+        let cols = self.size(&vals[first + 1].0, vals[first + 1].1)?;
+        self.check_size(rows, cols, span)?;
+        Ok((rows, cols))
+    }
+
+    fn progress(&mut self, i: i64, n: i64) {
+        if !self.progress_on_terminal || n <= 0 {
+            return;
+        }
+        let total = n as u64;
+        let restart = self.progress.as_ref().is_none_or(|p| p.total != total);
+        if restart {
+            let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
+            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta}") {
+                bar.set_style(style);
+            }
+            self.progress = Some(ProgressBar { bar, total });
+        }
+        if let Some(p) = &self.progress {
+            p.bar.set_position(i.clamp(0, n) as u64);
+            if i >= n {
+                p.bar.finish_and_clear();
+                self.progress = None;
+            }
+        }
+    }
+
+    /// `CheckBlame(x)`: central differences of the tape's result, got by
+    /// replaying the recorded operations with each element of x nudged,
+    /// against the blame the walk computed.
+    fn check_blame(&mut self, arg: &Arg) -> Flow<Value> {
+        let (_, _, node) = self.variable_on_tape("CheckBlame", arg)?;
+        let result = self.tape.result.expect("a walked tape has a result");
+        let blame = self.tape.blame_of(node);
+        let base = self.tape.records[node as usize].value.clone();
+        let (rows, cols) = base.shape();
+        let step = 1e-6;
+        let mut worst: f64 = 0.0;
+        for i in 0..rows {
+            for j in 0..cols {
+                let nudged = |delta: f64| match &base {
+                    Tensor::Scalar(x) => Tensor::Scalar(x + delta),
+                    Tensor::Matrix(m) => {
+                        let mut m = (**m).clone();
+                        m[(i, j)] += delta;
+                        Tensor::Matrix(Rc::new(m))
+                    }
+                };
+                let up = self.tape.replay(node, nudged(step), result);
+                let down = self.tape.replay(node, nudged(-step), result);
+                let (Some(up), Some(down)) = (up, down) else {
+                    return fail(Diagnostic::new(arg.value.span, "CheckBlame could not replay the tape: a nudged value broke an operation")
+                        .with_label(arg.value.span, "nudging this"));
+                };
+                let numeric = (up - down) / (2.0 * step);
+                worst = worst.max((numeric - blame.view()[(i, j)]).abs());
+            }
+        }
+        Ok(Value::Real(worst, None))
+    }
+}
+
+fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        _ => e.to_string(),
+    }
+}
+
+/// Whether stderr is a terminal, for `Progress`.
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}

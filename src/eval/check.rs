@@ -1,0 +1,418 @@
+//! The checker: every error that can be found without running, all at once.
+//!
+//! Unknown names (with near-miss hints), the number of arguments of
+//! builtins and routines, procedures used as values and functions used as
+//! statements, routines declared where they may not be, assignments to
+//! globals from routines, tapes inside tapes, and the like.
+
+use std::collections::{HashMap, HashSet};
+
+use super::builtins_table::{self, Kind};
+use super::interp::wrong_count;
+use crate::diagnostic::{Diagnostic, Span, near_miss};
+use crate::syntax::tree::*;
+
+/// What earlier input (at the REPL) already made known.
+#[derive(Debug, Default, Clone)]
+pub struct Known {
+    pub globals: HashSet<String>,
+    /// Name to (is a function, number of parameters).
+    pub routines: HashMap<String, (bool, usize)>,
+}
+
+struct Checker<'a> {
+    known: &'a Known,
+    globals: HashSet<String>,
+    routines: HashMap<String, (bool, usize, Span)>,
+    errors: Vec<Diagnostic>,
+    /// The routine being checked, with its local names.
+    routine: Option<(&'a Routine, HashSet<String>)>,
+    in_tape: bool,
+    loop_vars: Vec<String>,
+    repl: bool,
+}
+
+/// Checks a program; `repl` allows bare expressions as statements.
+pub fn check(program: &Program, known: &Known, repl: bool) -> Vec<Diagnostic> {
+    let mut c = Checker {
+        known,
+        globals: known.globals.clone(),
+        routines: HashMap::new(),
+        errors: Vec::new(),
+        routine: None,
+        in_tape: false,
+        loop_vars: Vec::new(),
+        repl,
+    };
+    for stmt in &program.body {
+        if let StmtKind::Routine(r) = &stmt.kind {
+            c.declare_routine(r);
+        }
+    }
+    for stmt in &program.body {
+        collect_assigned(stmt, &mut c.globals, true);
+    }
+    for stmt in &program.body {
+        c.stmt(stmt, true);
+    }
+    c.errors.sort_by_key(|d| (d.span.source, d.span.start));
+    c.errors
+}
+
+/// Adds every name that `stmt` assigns (not inside routines) to `names`.
+fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
+    match &stmt.kind {
+        StmtKind::Assign { target, .. } | StmtKind::AssignIndex { target, .. } => {
+            names.insert(target.text.clone());
+        }
+        StmtKind::For { var, body, .. } => {
+            names.insert(var.text.clone());
+            collect_assigned(body, names, with_vars);
+        }
+        StmtKind::Block(body) | StmtKind::Tape { body, .. } | StmtKind::Repeat { body, .. } => {
+            body.iter().for_each(|s| collect_assigned(s, names, with_vars))
+        }
+        StmtKind::If { then, otherwise, .. } => {
+            collect_assigned(then, names, with_vars);
+            if let Some(o) = otherwise {
+                collect_assigned(o, names, with_vars);
+            }
+        }
+        StmtKind::While { body, .. } => collect_assigned(body, names, with_vars),
+        StmtKind::Var(decls) if with_vars => {
+            names.extend(decls.iter().map(|d| d.name.text.clone()));
+        }
+        _ => {}
+    }
+}
+
+fn assigns(stmts: &[Stmt], name: &str) -> bool {
+    let mut names = HashSet::new();
+    stmts.iter().for_each(|s| collect_assigned(s, &mut names, false));
+    names.contains(name)
+}
+
+impl<'a> Checker<'a> {
+    fn error(&mut self, d: Diagnostic) {
+        self.errors.push(d);
+    }
+
+    fn declare_routine(&mut self, r: &Routine) {
+        let name = &r.name;
+        if builtins_table::find(&name.text).is_some() || name.text == "Inf" {
+            self.error(Diagnostic::new(name.span, format!("`{}` is a builtin; a routine may not reuse its name", name.text))
+                .with_label(name.span, "choose another name"));
+            return;
+        }
+        if let Some((_, _, first)) = self.routines.get(&name.text) {
+            let first = *first;
+            self.error(Diagnostic::new(name.span, format!("`{}` is declared twice", name.text))
+                .with_label(name.span, "declared again here")
+                .with_label(first, "first declared here"));
+            return;
+        }
+        self.routines.insert(name.text.clone(), (r.is_function, r.params.len(), r.header));
+    }
+
+    fn routine_signature(&self, name: &str) -> Option<(bool, usize, Option<Span>)> {
+        if let Some((f, n, s)) = self.routines.get(name) {
+            return Some((*f, *n, Some(*s)));
+        }
+        self.known.routines.get(name).map(|(f, n)| (*f, *n, None))
+    }
+
+    fn is_variable(&self, name: &str) -> bool {
+        if let Some((_, locals)) = &self.routine {
+            if locals.contains(name) {
+                return true;
+            }
+        }
+        self.globals.contains(name)
+    }
+
+    fn stmt(&mut self, stmt: &'a Stmt, top: bool) {
+        match &stmt.kind {
+            StmtKind::Empty | StmtKind::Error => {}
+            StmtKind::Assign { target, value } => {
+                self.expr(value);
+                self.assignment(target);
+            }
+            StmtKind::AssignIndex { target, row, col, value } => {
+                if self.in_tape {
+                    self.error(Diagnostic::new(target.span, "an element cannot be changed inside a tape")
+                        .with_label(stmt.span, "changes a recorded value in place")
+                        .with_hint("a recorded value is never changed in place: build the matrix before the tape"));
+                }
+                self.name_read(target);
+                self.expr(row);
+                self.expr(col);
+                self.expr(value);
+                self.assignment(target);
+            }
+            StmtKind::Expr(e) => self.expr_statement(e),
+            StmtKind::Block(body) => body.iter().for_each(|s| self.stmt(s, false)),
+            StmtKind::If { cond, then, otherwise } => {
+                self.expr(cond);
+                self.stmt(then, false);
+                if let Some(o) = otherwise {
+                    self.stmt(o, false);
+                }
+            }
+            StmtKind::For { var, from, to, body, .. } => {
+                self.expr(from);
+                self.expr(to);
+                self.assignment(var);
+                self.loop_vars.push(var.text.clone());
+                self.stmt(body, false);
+                self.loop_vars.pop();
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.stmt(body, false);
+            }
+            StmtKind::Repeat { body, cond } => {
+                body.iter().for_each(|s| self.stmt(s, false));
+                self.expr(cond);
+            }
+            StmtKind::Tape { body, .. } => {
+                if self.in_tape {
+                    let head = Span::new(stmt.span.source, stmt.span.start, stmt.span.start + 4);
+                    self.error(Diagnostic::new(head, "a tape cannot start inside another tape")
+                        .with_label(head, "this `tape` is inside a tape that is still open")
+                        .with_hint("close the first tape with `end;` before starting the next"));
+                }
+                let was = std::mem::replace(&mut self.in_tape, true);
+                body.iter().for_each(|s| self.stmt(s, false));
+                self.in_tape = was;
+            }
+            StmtKind::Var(decls) => {
+                if !top || self.routine.is_some() {
+                    let span = decls.first().map_or(stmt.span, |d| d.name.span);
+                    self.error(Diagnostic::new(span, "a `var` section may only stand at the top level or open a routine")
+                        .with_label(span, "declared here")
+                        .with_hint("in a routine, put `var ...;` between its header and `begin`"));
+                }
+            }
+            StmtKind::Routine(r) => {
+                if !top || self.routine.is_some() || self.in_tape {
+                    self.error(Diagnostic::new(r.header, "routines are declared at the top level only")
+                        .with_label(r.header, "declared inside another statement"));
+                    return;
+                }
+                self.routine_body(r);
+            }
+        }
+    }
+
+    fn routine_body(&mut self, r: &'a Routine) {
+        let mut locals: HashSet<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
+        locals.extend(r.locals.iter().map(|d| d.name.text.clone()));
+        let mut assigned = HashSet::new();
+        r.body.iter().for_each(|s| collect_assigned(s, &mut assigned, false));
+        // A name the routine assigns is local unless it is a global; that
+        // case is reported where it is assigned.
+        locals.extend(assigned.into_iter().filter(|n| !self.globals.contains(n)));
+        if r.is_function {
+            locals.insert("Result".to_string());
+            if !assigns(&r.body, "Result") {
+                self.error(Diagnostic::new(r.header, format!("function `{}` never sets `Result`", r.name.text))
+                    .with_label(r.header, "this function")
+                    .with_hint("assign the value to give back: `Result := ...;`"));
+            }
+        }
+        let saved_tape = std::mem::replace(&mut self.in_tape, false);
+        self.routine = Some((r, locals));
+        r.body.iter().for_each(|s| self.stmt(s, false));
+        self.routine = None;
+        self.in_tape = saved_tape;
+    }
+
+    fn assignment(&mut self, target: &Name) {
+        if self.loop_vars.contains(&target.text) {
+            self.error(Diagnostic::new(target.span, format!("`{}` is the loop variable: it cannot be assigned in the loop", target.text))
+                .with_label(target.span, "assigned here")
+                .with_hint("use another variable; the loop sets this one each time round"));
+        }
+        if target.text == "Inf" || builtins_table::find(&target.text).is_some() {
+            self.error(Diagnostic::new(target.span, format!("`{}` is a builtin and cannot be assigned", target.text))
+                .with_label(target.span, "choose another name"));
+        }
+        if let Some((r, _)) = &self.routine {
+            let declared_local = r.params.iter().any(|p| p.name.text == target.text)
+                || r.locals.iter().any(|d| d.name.text == target.text)
+                || (r.is_function && target.text == "Result");
+            if !declared_local && self.globals.contains(&target.text) {
+                let (name, header) = (r.name.text.clone(), r.header);
+                self.error(Diagnostic::new(target.span, format!("`{name}` cannot assign the global variable `{}`", target.text))
+                    .with_label(target.span, format!("`{}` is a global", target.text))
+                    .with_label(header, "inside this routine")
+                    .with_hint(format!(
+                        "declare a local with `var {}: ...;` before `begin`, or return the value and assign it outside",
+                        target.text
+                    )));
+            }
+        }
+    }
+
+    fn expr_statement(&mut self, e: &'a Expr) {
+        let (name, args) = match &e.kind {
+            ExprKind::Call { name, args } => (name, args.as_slice()),
+            ExprKind::Name(name) if !self.is_variable(&name.text) => (name, &[][..]),
+            _ => {
+                self.expr(e);
+                if !self.repl {
+                    let mut d = Diagnostic::new(e.span, "this expression is computed but its value is not used")
+                        .with_label(e.span, "a value, not a statement");
+                    if let ExprKind::Chain { rest, .. } = &e.kind {
+                        if rest.first().is_some_and(|(op, _, _)| *op == BinaryOp::Eq) {
+                            d = d.with_hint("assignment is written `:=`");
+                        }
+                    }
+                    self.error(d.with_hint("assign it (`x := ...;`) or print it (`WriteLn(...);`)"));
+                }
+                return;
+            }
+        };
+        let is_function = self.call(name, args, e.span);
+        if is_function == Some(true) && !self.repl {
+            self.error(Diagnostic::new(e.span, format!("`{}` is a function: calling it as a statement loses its value", name.text))
+                .with_label(e.span, "its value is not used")
+                .with_hint(format!("assign it: `x := {}(...);`", name.text)));
+        }
+    }
+
+    /// Checks a call; returns whether the callee gives a value, if known.
+    fn call(&mut self, name: &Name, args: &'a [Arg], span: Span) -> Option<bool> {
+        for arg in args {
+            self.expr(&arg.value);
+            for spec in arg.width.iter().chain(arg.decimals.iter()) {
+                self.expr(spec);
+            }
+        }
+        if let Some(b) = builtins_table::find(&name.text) {
+            if args.len() < b.min_args || args.len() > b.max_args {
+                self.error(wrong_count(&name.text, b.min_args, b.takes, args.len(), span));
+            }
+            if !matches!(b.name, "Write" | "WriteLn") {
+                if let Some(w) = args.iter().find_map(|a| a.width.as_ref()) {
+                    self.error(Diagnostic::new(w.span, "field widths (`x:w:d`) are only for Write and WriteLn")
+                        .with_label(w.span, "a field width"));
+                }
+            }
+            if matches!(b.name, "Blame" | "Nudge" | "CheckBlame") {
+                if self.in_tape {
+                    self.error(Diagnostic::new(span, format!("{} cannot be used inside a tape", b.name))
+                        .with_label(span, "the tape is still open here")
+                        .with_hint("blame is ready once the tape's `end;` has run the reverse walk"));
+                }
+                if let Some(arg) = args.first() {
+                    if !matches!(arg.value.kind, ExprKind::Name(_)) {
+                        self.error(Diagnostic::new(arg.value.span, format!("{} takes a variable's name", b.name))
+                            .with_label(arg.value.span, "not a variable")
+                            .with_hint(format!("assign the value to a variable inside the tape, then write `{}(name)`", b.name)));
+                    }
+                }
+            }
+            return Some(b.kind == Kind::Function);
+        }
+        if let Some((is_function, params, header)) = self.routine_signature(&name.text) {
+            if args.len() != params {
+                let mut d = Diagnostic::new(span, format!(
+                    "`{}` takes {params} argument{}, but {} {} given",
+                    name.text,
+                    if params == 1 { "" } else { "s" },
+                    args.len(),
+                    if args.len() == 1 { "was" } else { "were" }
+                ))
+                .with_label(span, "this call");
+                if let Some(h) = header {
+                    d = d.with_label(h, "declared here");
+                }
+                self.error(d);
+            }
+            return Some(is_function);
+        }
+        let mut d = Diagnostic::new(name.span, format!("unknown function or procedure `{}`", name.text))
+            .with_label(name.span, "not a builtin and not declared");
+        let candidates: Vec<&str> = builtins_table::BUILTINS
+            .iter()
+            .map(|b| b.name)
+            .chain(self.routines.keys().map(String::as_str))
+            .chain(self.known.routines.keys().map(String::as_str))
+            .collect();
+        if let Some(close) = near_miss(&name.text, candidates) {
+            d = d.with_hint(format!("did you mean `{close}`?"));
+        }
+        self.error(d);
+        None
+    }
+
+    fn name_read(&mut self, name: &Name) {
+        if self.is_variable(&name.text) || name.text == "Inf" {
+            return;
+        }
+        if let Some(b) = builtins_table::find(&name.text) {
+            if b.kind == Kind::Procedure {
+                self.error(Diagnostic::new(name.span, format!("`{}` is a procedure: it gives no value", name.text))
+                    .with_label(name.span, "used here as a value"));
+            } else if b.min_args > 0 {
+                self.error(wrong_count(&name.text, b.min_args, b.takes, 0, name.span));
+            }
+            return;
+        }
+        if let Some((is_function, params, _)) = self.routine_signature(&name.text) {
+            if !is_function {
+                self.error(Diagnostic::new(name.span, format!("`{}` is a procedure: it gives no value", name.text))
+                    .with_label(name.span, "used here as a value"));
+            } else if params > 0 {
+                self.error(Diagnostic::new(name.span, format!("`{}` takes {params} argument{}", name.text, if params == 1 { "" } else { "s" }))
+                    .with_label(name.span, "called without arguments"));
+            }
+            return;
+        }
+        let mut d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
+            .with_label(name.span, "nothing is ever assigned to this name");
+        let mut candidates: Vec<&str> = self.globals.iter().map(String::as_str).collect();
+        if let Some((_, locals)) = &self.routine {
+            candidates.extend(locals.iter().map(String::as_str));
+        }
+        candidates.extend(builtins_table::BUILTINS.iter().map(|b| b.name));
+        if let Some(close) = near_miss(&name.text, candidates) {
+            d = d.with_hint(format!("did you mean `{close}`?"));
+        }
+        self.error(d);
+    }
+
+    fn expr(&mut self, e: &'a Expr) {
+        match &e.kind {
+            ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::Error => {}
+            ExprKind::Name(name) => self.name_read(name),
+            ExprKind::Call { name, args } => {
+                if self.call(name, args, e.span) == Some(false) {
+                    self.error(Diagnostic::new(e.span, format!("`{}` is a procedure: it gives no value", name.text))
+                        .with_label(e.span, "used here as a value"));
+                }
+            }
+            ExprKind::Matrix(rows) => {
+                let cols = rows[0].0.len();
+                if let Some((row, span)) = rows.iter().find(|(r, _)| r.len() != cols) {
+                    self.error(Diagnostic::new(*span, format!("this row has {} elements but the first row has {cols}", row.len()))
+                        .with_label(*span, format!("{} elements", row.len()))
+                        .with_label(rows[0].1, format!("{cols} elements"))
+                        .with_hint("every row of a matrix has the same length"));
+                }
+                rows.iter().flat_map(|(r, _)| r).for_each(|x| self.expr(x));
+            }
+            ExprKind::Index { target, row, col } => {
+                self.expr(target);
+                self.expr(row);
+                self.expr(col);
+            }
+            ExprKind::Unary { operand, .. } => self.expr(operand),
+            ExprKind::Chain { first, rest } => {
+                self.expr(first);
+                rest.iter().for_each(|(_, _, x)| self.expr(x));
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! How values print (LANGUAGE.md section 7).
+//!
+//! Reals use Rust's correctly rounded fixed notation (ties to even on the
+//! exact binary value); a real that rounds to zero never keeps its minus.
+
+use super::value::Value;
+
+/// A real with `decimals` digits after the point; `inf`, `-inf`; never `-0.000`.
+pub fn real(x: f64, decimals: usize) -> String {
+    let text = format!("{x:.decimals$}");
+    match text.strip_prefix('-') {
+        Some(rest) if rest.bytes().all(|b| b == b'0' || b == b'.') => rest.to_string(),
+        _ => text,
+    }
+}
+
+/// A value as `Write` prints it: reals with 6 decimals, matrix rows on lines.
+pub fn value(v: &Value) -> String {
+    match v {
+        Value::Int(n) => n.to_string(),
+        Value::Real(x, _) => real(*x, 6),
+        Value::Bool(b) => b.to_string(),
+        Value::Str(s) => s.to_string(),
+        Value::Matrix(m, _) => {
+            let rows: Vec<String> =
+                m.rows().into_iter().map(|row| row.iter().map(|x| real(*x, 6)).collect::<Vec<_>>().join(" ")).collect();
+            rows.join("\n")
+        }
+    }
+}
+
+/// A value with Pascal's field specifiers `:width` and `:width:decimals`.
+/// `decimals` applies to numbers only (the caller checks); on a matrix the
+/// specifier applies to each element.
+pub fn field(v: &Value, width: usize, decimals: Option<usize>) -> String {
+    let pad = |s: String| format!("{s:>width$}");
+    match (v, decimals) {
+        (Value::Matrix(m, _), _) => {
+            let rows: Vec<String> = m
+                .rows()
+                .into_iter()
+                .map(|row| row.iter().map(|x| pad(real(*x, decimals.unwrap_or(6)))).collect::<Vec<_>>().join(" "))
+                .collect();
+            rows.join("\n")
+        }
+        (_, Some(d)) => pad(real(v.as_number().unwrap_or(0.0), d)),
+        (_, None) => pad(value(v)),
+    }
+}
+
+/// `Show(m)`: each row as `  row i: x x x`.
+pub fn show(m: &ndarray::Array2<f64>) -> String {
+    let mut out = String::new();
+    for (i, row) in m.rows().into_iter().enumerate() {
+        out.push_str(&format!("  row {}: ", i + 1));
+        out.push_str(&row.iter().map(|x| real(*x, 6)).collect::<Vec<_>>().join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::rc::Rc;
+
+    #[test]
+    fn reals_print_with_six_decimals_and_no_negative_zero() {
+        assert_eq!(real(0.5, 6), "0.500000");
+        assert_eq!(real(-0.0, 6), "0.000000");
+        assert_eq!(real(-1e-9, 6), "0.000000");
+        assert_eq!(real(-0.0000004, 6), "0.000000");
+        assert_eq!(real(-0.0000005, 6), "-0.000001");
+        assert_eq!(real(-4.5, 6), "-4.500000");
+        assert_eq!(real(f64::INFINITY, 6), "inf");
+        assert_eq!(real(f64::NEG_INFINITY, 6), "-inf");
+        assert_eq!(real(-0.0004, 3), "0.000");
+        assert_eq!(real(2.5, 0), "2");
+        assert_eq!(real(0.125, 2), "0.12");
+    }
+
+    #[test]
+    fn field_specifiers() {
+        assert_eq!(field(&Value::Int(42), 5, None), "   42");
+        assert_eq!(field(&Value::Real(3.14159, None), 8, Some(3)), "   3.142");
+        assert_eq!(field(&Value::Real(3.14159, None), 0, Some(3)), "3.142");
+        assert_eq!(field(&Value::Int(7), 6, Some(2)), "  7.00");
+        assert_eq!(field(&Value::Str("ab".into()), 4, None), "  ab");
+        assert_eq!(field(&Value::Str("abcdef".into()), 4, None), "abcdef");
+        let m = Value::Matrix(Rc::new(ndarray::array![[1.0, -2.0], [0.5, 10.0]]), None);
+        assert_eq!(field(&m, 6, Some(1)), "   1.0   -2.0\n   0.5   10.0");
+    }
+
+    #[test]
+    fn values() {
+        assert_eq!(value(&Value::Bool(true)), "true");
+        let m = Value::Matrix(Rc::new(ndarray::array![[1.0, -0.0]]), None);
+        assert_eq!(value(&m), "1.000000 0.000000");
+        assert_eq!(show(&ndarray::array![[1.0], [2.0]]), "  row 1: 1.000000\n  row 2: 2.000000\n");
+    }
+}

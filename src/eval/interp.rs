@@ -1,0 +1,956 @@
+//! The evaluator: runs statements, keeps variables, calls routines, and
+//! records operations on the tape while a tape block is open.
+//!
+//! Scopes: the globals, and one frame per routine call. Inside a routine a
+//! name it assigns is local unless it is a global, which it may only read.
+//! Every recorded operation goes through [`Interpreter::apply`], which runs
+//! the operation's forward, stops on a NaN, and records it if a tape is open.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ndarray::Array2;
+
+use super::builtins_table;
+use super::random::Random;
+use super::value::Value;
+use crate::diagnostic::{Diagnostic, Span, near_miss};
+use crate::syntax::tree::*;
+use crate::tape::ops::{Elementwise, describe_shape};
+use crate::tape::{NodeRef, Op, OpError, Tape, Tensor};
+
+/// Deepest chain of routine calls before the run stops with an error.
+pub const MAX_CALL_DEPTH: usize = 1000;
+/// Most elements one matrix may have.
+pub const MAX_ELEMENTS: usize = 1 << 28;
+
+/// Why a run stopped early.
+#[derive(Debug)]
+pub enum Stop {
+    Error(Box<Diagnostic>),
+    /// Ctrl-C.
+    Interrupted,
+}
+
+impl From<Diagnostic> for Stop {
+    fn from(d: Diagnostic) -> Stop {
+        Stop::Error(Box::new(d))
+    }
+}
+
+pub type Flow<T> = Result<T, Stop>;
+
+pub fn fail<T>(d: Diagnostic) -> Flow<T> {
+    Err(Stop::Error(Box::new(d)))
+}
+
+/// A variable: its value (none yet if only declared) and its declared type.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub value: Option<Value>,
+    pub declared: Option<TypeName>,
+}
+
+struct Frame {
+    routine: Rc<Routine>,
+    locals: HashMap<String, Slot>,
+}
+
+/// The last assignment the tape block itself made: the tape's result.
+#[derive(Debug, Clone)]
+struct ResultCandidate {
+    name: String,
+    value: Value,
+    span: Span,
+}
+
+pub struct Interpreter {
+    pub globals: HashMap<String, Slot>,
+    frames: Vec<Frame>,
+    pub routines: HashMap<String, Rc<Routine>>,
+    pub tape: Tape,
+    tape_frame_depth: usize,
+    tape_result: Option<ResultCandidate>,
+    pub rng: Random,
+    pub out: Box<dyn Write>,
+    /// `ParamStr(0)`, `ParamStr(1)`, ...
+    pub params: Vec<String>,
+    /// Where `ReadText` and `Plot` paths start from.
+    pub base_dir: PathBuf,
+    pub interrupt: Arc<AtomicBool>,
+    /// When set, how many more loop turns and calls the run may make.
+    pub step_budget: Option<u64>,
+    current_stmt: Span,
+    /// Whether stderr is a terminal (for `Progress`).
+    pub progress_on_terminal: bool,
+    pub(crate) progress: Option<super::builtins::ProgressBar>,
+}
+
+impl Interpreter {
+    pub fn new(out: Box<dyn Write>) -> Interpreter {
+        Interpreter {
+            globals: HashMap::new(),
+            frames: Vec::new(),
+            routines: HashMap::new(),
+            tape: Tape::default(),
+            tape_frame_depth: 0,
+            tape_result: None,
+            rng: Random::default(),
+            out,
+            params: vec![String::new()],
+            base_dir: PathBuf::from("."),
+            interrupt: Arc::new(AtomicBool::new(false)),
+            step_budget: None,
+            current_stmt: Span::default(),
+            progress_on_terminal: false,
+            progress: None,
+        }
+    }
+
+    /// Makes the top-level routines of `program` callable (they may be
+    /// called before the text that declares them).
+    pub fn declare_routines(&mut self, program: &Program) {
+        for stmt in &program.body {
+            if let StmtKind::Routine(r) = &stmt.kind {
+                self.routines.insert(r.name.text.clone(), r.clone());
+            }
+        }
+    }
+
+    pub fn run(&mut self, program: &Program) -> Flow<()> {
+        self.declare_routines(program);
+        let result = self.exec_block(&program.body);
+        if result.is_err() {
+            self.tape.open = false;
+        }
+        let _ = self.out.flush();
+        result
+    }
+
+    fn tick(&mut self, span: Span) -> Flow<()> {
+        if self.interrupt.load(Ordering::Relaxed) {
+            self.interrupt.store(false, Ordering::Relaxed);
+            return Err(Stop::Interrupted);
+        }
+        if let Some(budget) = &mut self.step_budget {
+            if *budget == 0 {
+                return fail(Diagnostic::new(span, "the run used up its step budget")
+                    .with_label(span, "still running here"));
+            }
+            *budget -= 1;
+        }
+        Ok(())
+    }
+
+    pub fn exec_block(&mut self, body: &[Stmt]) -> Flow<()> {
+        for stmt in body {
+            self.exec(stmt)?;
+        }
+        Ok(())
+    }
+
+    pub fn exec(&mut self, stmt: &Stmt) -> Flow<()> {
+        match &stmt.kind {
+            StmtKind::Empty | StmtKind::Routine(_) | StmtKind::Error => Ok(()),
+            StmtKind::Assign { target, value } => {
+                self.current_stmt = stmt.span;
+                let v = self.eval(value)?;
+                self.assign_statement(target, v, stmt.span)
+            }
+            StmtKind::AssignIndex { target, row, col, value } => {
+                self.current_stmt = stmt.span;
+                self.assign_element(target, row, col, value)
+            }
+            StmtKind::Expr(e) => {
+                self.current_stmt = stmt.span;
+                self.exec_expr(e).map(|_| ())
+            }
+            StmtKind::Block(body) => self.exec_block(body),
+            StmtKind::If { cond, then, otherwise } => {
+                if self.eval_condition(cond, "if")? {
+                    self.exec(then)
+                } else if let Some(otherwise) = otherwise {
+                    self.exec(otherwise)
+                } else {
+                    Ok(())
+                }
+            }
+            StmtKind::For { var, from, to, down, body } => {
+                let first = self.eval(from)?;
+                let first = self.expect_int(&first, from.span, "a `for` bound")?;
+                let last = self.eval(to)?;
+                let last = self.expect_int(&last, to.span, "a `for` bound")?;
+                let mut i = first;
+                while (!*down && i <= last) || (*down && i >= last) {
+                    self.tick(var.span)?;
+                    self.assign(var, Value::Int(i))?;
+                    self.exec(body)?;
+                    if i == last {
+                        break;
+                    }
+                    i = if *down { i - 1 } else { i + 1 };
+                }
+                Ok(())
+            }
+            StmtKind::While { cond, body } => {
+                while self.eval_condition(cond, "while")? {
+                    self.tick(cond.span)?;
+                    self.exec(body)?;
+                }
+                Ok(())
+            }
+            StmtKind::Repeat { body, cond } => loop {
+                self.tick(cond.span)?;
+                self.exec_block(body)?;
+                if self.eval_condition(cond, "until")? {
+                    return Ok(());
+                }
+            },
+            StmtKind::Tape { body, end } => {
+                self.open_tape(stmt.span)?;
+                let result = self.exec_block(body);
+                if let Err(e) = result {
+                    self.tape.open = false;
+                    return Err(e);
+                }
+                self.close_tape(*end).map(|_| ())
+            }
+            StmtKind::Var(decls) => {
+                for decl in decls {
+                    let ty = decl.ty.map(|(t, _)| t);
+                    if let Some(frame) = self.frames.last_mut() {
+                        frame.locals.insert(decl.name.text.clone(), Slot { value: None, declared: ty });
+                    } else {
+                        let slot =
+                            self.globals.entry(decl.name.text.clone()).or_insert(Slot { value: None, declared: None });
+                        slot.declared = ty;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs a statement that is an expression: a procedure call, or at the
+    /// REPL any expression. Returns the value, if it has one.
+    pub fn exec_expr(&mut self, e: &Expr) -> Flow<Option<Value>> {
+        match &e.kind {
+            ExprKind::Call { name, args } => self.call(name, args, e.span),
+            ExprKind::Name(name) if !self.is_variable(&name.text) => self.call(name, &[], e.span),
+            _ => self.eval(e).map(Some),
+        }
+    }
+
+    // ----- the tape -----
+
+    pub fn tape_is_open(&self) -> bool {
+        self.tape.open
+    }
+
+    pub fn open_tape(&mut self, span: Span) -> Flow<()> {
+        if self.tape.open {
+            return fail(Diagnostic::new(span, "a tape cannot start inside another tape")
+                .with_label(span, "this `tape` is inside a tape that is still open")
+                .with_hint("close the first tape with `end;` before starting the next"));
+        }
+        self.tape.start();
+        self.tape_frame_depth = self.frames.len();
+        self.tape_result = None;
+        Ok(())
+    }
+
+    /// Ends the open tape: checks its result and runs the reverse walk.
+    /// Returns the result's variable name and value.
+    pub fn close_tape(&mut self, end: Span) -> Flow<(String, Value)> {
+        self.tape.open = false;
+        let Some(candidate) = self.tape_result.take() else {
+            return fail(Diagnostic::new(end, "this tape assigns nothing, so it has no result")
+                .with_label(end, "the tape ends here")
+                .with_hint("end the tape with an assignment of a number, such as `s := Sum(o);`"));
+        };
+        let node = match &candidate.value {
+            Value::Matrix(m, _) if m.dim() != (1, 1) => {
+                return fail(Diagnostic::new(
+                    candidate.span,
+                    format!(
+                        "a tape must end on a number, but its last assignment gives `{}` {}",
+                        candidate.name,
+                        candidate.value.describe()
+                    ),
+                )
+                .with_label(candidate.span, format!("the tape's result: {}", candidate.value.describe()))
+                .with_hint(format!("end the tape with a number, such as `s := Sum({});`", candidate.name)));
+            }
+            Value::Int(n) => self.tape.push(Op::Leaf, vec![], Tensor::Scalar(*n as f64), candidate.span),
+            v => match self.tape.find(v.tag()) {
+                Some(node) => node,
+                None => self.tape.push(Op::Leaf, vec![], to_tensor(v), candidate.span),
+            },
+        };
+        if let Err(e) = self.tape.walk(node) {
+            let record = &self.tape.records[e.record];
+            let (r, c) = e.position;
+            return fail(Diagnostic::new(
+                record.span,
+                format!(
+                    "the reverse walk made a NaN: the per-link rule of {} gave input {} a NaN blame at row {r}, column {c}",
+                    record.op.name(),
+                    e.input + 1
+                ),
+            )
+            .with_label(record.span, format!("this {} passes on a NaN blame", record.op.name()))
+            .with_hint("a blame becomes NaN where a rule divides by zero, e.g. Sqrt or Log at 0"));
+        }
+        Ok((candidate.name, candidate.value))
+    }
+
+    /// Puts a value on the open tape if it is not there yet (as a leaf) and
+    /// returns its record.
+    fn node_of(&mut self, v: &Value, span: Span) -> u32 {
+        match self.tape.find(v.tag()) {
+            Some(node) => node,
+            None => self.tape.push(Op::Leaf, vec![], to_tensor(v), span),
+        }
+    }
+
+    /// Runs a recorded operation: forward, NaN check, and a record if a tape is open.
+    pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
+        let tensors: Vec<Tensor> = args.iter().map(|(v, _)| to_tensor(v)).collect();
+        let refs: Vec<&Tensor> = tensors.iter().collect();
+        let output = match op.forward(&refs) {
+            Ok(t) => t,
+            Err(e) => return fail(self.op_error(e, args, span)),
+        };
+        if let Some((r, c)) = output.first_nan() {
+            let at = if output.shape() == (1, 1) { String::new() } else { format!(" at row {r}, column {c}") };
+            return fail(Diagnostic::new(span, format!("{} made a NaN (not a number){at}", op.name()))
+                .with_label(span, format!("this {} gives NaN", op.name()))
+                .with_label(self.current_stmt, "in this statement")
+                .with_hint("NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"));
+        }
+        if !self.tape.open {
+            return Ok(from_tensor(output, None));
+        }
+        let inputs: Vec<u32> = args.iter().map(|(v, s)| self.node_of(v, *s)).collect();
+        let node = self.tape.push(op, inputs, output.clone(), span);
+        Ok(from_tensor(output, Some(self.tape.node(node))))
+    }
+
+    fn op_error(&self, e: OpError, args: &[(&Value, Span)], span: Span) -> Diagnostic {
+        let mut d = Diagnostic::new(span, e.message);
+        if e.labels.is_empty() {
+            d = d.with_label(span, "here");
+        }
+        for (input, text) in e.labels {
+            let at = args.get(input).map_or(span, |(_, s)| *s);
+            d = d.with_label(at, text);
+        }
+        if let Some(h) = e.hint {
+            d = d.with_hint(h);
+        }
+        d
+    }
+
+    // ----- variables -----
+
+    pub fn is_variable(&self, name: &str) -> bool {
+        self.frames.last().is_some_and(|f| f.locals.contains_key(name)) || self.globals.contains_key(name)
+    }
+
+    fn slot_mut(&mut self, name: &str) -> Option<&mut Slot> {
+        if let Some(frame) = self.frames.last_mut() {
+            if frame.locals.contains_key(name) {
+                return frame.locals.get_mut(name);
+            }
+        }
+        self.globals.get_mut(name)
+    }
+
+    /// Every variable name in sight, for near-miss hints.
+    fn names_in_sight(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.globals.keys().map(String::as_str).collect();
+        if let Some(frame) = self.frames.last() {
+            names.extend(frame.locals.keys().map(String::as_str));
+        }
+        names
+    }
+
+    fn read_variable(&mut self, name: &Name) -> Flow<Value> {
+        let tape_open = self.tape.open;
+        let tape_id = self.tape.id;
+        let Some(slot) = self.slot_mut(&name.text) else {
+            return fail(self.unknown_variable(name));
+        };
+        let Some(value) = &slot.value else {
+            return fail(Diagnostic::new(name.span, format!("`{}` is declared but has no value yet", name.text))
+                .with_label(name.span, "read before anything was assigned to it"));
+        };
+        let on_tape = value.tag().is_some_and(|t| t.tape == tape_id);
+        if !tape_open || on_tape || !matches!(value, Value::Real(..) | Value::Matrix(..)) {
+            return Ok(value.clone());
+        }
+        // First read inside the tape: the variable's value becomes a leaf.
+        let value = value.clone();
+        let node = self.tape.push(Op::Leaf, vec![], to_tensor(&value), name.span);
+        self.tape.records[node as usize].name = Some(name.text.clone());
+        let tagged = retag(value, Some(self.tape.node(node)));
+        if let Some(slot) = self.slot_mut(&name.text) {
+            slot.value = Some(tagged.clone());
+        }
+        Ok(tagged)
+    }
+
+    pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
+        let mut d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
+            .with_label(name.span, "nothing has been assigned to this name");
+        let mut candidates = self.names_in_sight();
+        candidates.extend(builtins_table::BUILTINS.iter().map(|b| b.name));
+        candidates.extend(self.routines.keys().map(String::as_str));
+        if let Some(close) = near_miss(&name.text, candidates) {
+            d = d.with_hint(format!("did you mean `{close}`?"));
+        }
+        d
+    }
+
+    /// An assignment statement: inside a tape the value goes on the tape and,
+    /// if the block itself made the assignment, becomes the result so far.
+    fn assign_statement(&mut self, target: &Name, mut v: Value, span: Span) -> Flow<()> {
+        if self.tape.open {
+            if matches!(v, Value::Real(..) | Value::Matrix(..)) {
+                let node = self.node_of(&v, span);
+                let record = &mut self.tape.records[node as usize];
+                if record.name.is_none() {
+                    record.name = Some(target.text.clone());
+                }
+                v = retag(v, Some(self.tape.node(node)));
+            }
+            if self.frames.len() == self.tape_frame_depth {
+                self.tape_result = Some(ResultCandidate { name: target.text.clone(), value: v.clone(), span });
+            }
+        }
+        self.assign(target, v)
+    }
+
+    /// Stores a value in a variable, by the scope rules of routines.
+    pub fn assign(&mut self, target: &Name, v: Value) -> Flow<()> {
+        let name = &target.text;
+        let routine = self.frames.last().map(|f| f.routine.clone());
+        let slot = match self.frames.last_mut() {
+            Some(frame) if frame.locals.contains_key(name) => frame.locals.get_mut(name),
+            Some(_) if self.globals.contains_key(name) => {
+                let routine = routine.expect("in a routine");
+                return fail(Diagnostic::new(
+                    target.span,
+                    format!("`{}` cannot assign the global variable `{name}`", routine.name.text),
+                )
+                .with_label(target.span, format!("`{name}` is a global"))
+                .with_label(routine.header, "inside this routine")
+                .with_hint(format!(
+                    "declare a local with `var {name}: ...;` before `begin`, or return the value and assign it outside"
+                )));
+            }
+            Some(frame) => {
+                frame.locals.insert(name.clone(), Slot { value: Some(v), declared: None });
+                return Ok(());
+            }
+            None => Some(self.globals.entry(name.clone()).or_insert(Slot { value: None, declared: None })),
+        };
+        let slot = slot.expect("slot exists");
+        let v = check_declared(slot.declared, v, target)?;
+        slot.value = Some(v);
+        Ok(())
+    }
+
+    fn assign_element(&mut self, target: &Name, row: &Expr, col: &Expr, value: &Expr) -> Flow<()> {
+        if self.tape.open {
+            return fail(Diagnostic::new(target.span, "an element cannot be changed inside a tape")
+                .with_label(target.span.to(value.span), "changes a recorded value in place")
+                .with_hint("a recorded value is never changed in place: build the matrix before the tape"));
+        }
+        let i = self.eval(row)?;
+        let j = self.eval(col)?;
+        let x = self.eval(value)?;
+        let x = match x.as_number() {
+            Some(x) => x,
+            None => {
+                return fail(Diagnostic::new(value.span, format!("a matrix element must be a number, but this is {}", x.describe()))
+                    .with_label(value.span, x.describe()));
+            }
+        };
+        let current = self.read_variable(target)?;
+        let Value::Matrix(m, _) = current else {
+            return fail(Diagnostic::new(target.span, format!("`{}` is {}, not a matrix", target.text, current.describe()))
+                .with_label(target.span, "only a matrix has elements"));
+        };
+        let (r, c) = self.index_pair(&m, (&i, row.span), (&j, col.span))?;
+        let mut m = m;
+        Rc::make_mut(&mut m)[(r, c)] = x;
+        let slot = self.slot_mut(&target.text).expect("read above");
+        slot.value = Some(Value::Matrix(m, None));
+        Ok(())
+    }
+
+    /// Checks a 1-based (row, column) pair against `m` and makes it 0-based.
+    pub fn index_pair(&self, m: &Array2<f64>, i: (&Value, Span), j: (&Value, Span)) -> Flow<(usize, usize)> {
+        let r = self.index(i.0, i.1, m.nrows(), "row")?;
+        let c = self.index(j.0, j.1, m.ncols(), "column")?;
+        Ok((r, c))
+    }
+
+    /// A 1-based index into `count` rows or columns, made 0-based.
+    pub fn index(&self, v: &Value, span: Span, count: usize, what: &str) -> Flow<usize> {
+        let n = match v {
+            Value::Int(n) => *n,
+            Value::Real(x, _) => {
+                return fail(Diagnostic::new(span, format!("a {what} number must be an Integer, but this is the Real {}", super::format::real(*x, 6)))
+                    .with_label(span, "not an Integer")
+                    .with_hint("use Round(x) or Trunc(x) to make a whole number an Integer"));
+            }
+            other => {
+                return fail(Diagnostic::new(span, format!("a {what} number must be an Integer, but this is {}", other.describe()))
+                    .with_label(span, "not an Integer"));
+            }
+        };
+        if n == 0 {
+            return fail(Diagnostic::new(span, format!("0 is not a {what} number: they start at 1"))
+                .with_label(span, "this is 0"));
+        }
+        if n < 0 || n as u64 > count as u64 {
+            let plural = if count == 1 { what.to_string() } else { format!("{what}s") };
+            return fail(Diagnostic::new(span, format!("{what} {n} is out of range: there are {count} {plural}"))
+                .with_label(span, format!("must be between 1 and {count}")));
+        }
+        Ok(n as usize - 1)
+    }
+
+    // ----- expressions -----
+
+    fn eval_condition(&mut self, cond: &Expr, what: &str) -> Flow<bool> {
+        match self.eval(cond)? {
+            Value::Bool(b) => Ok(b),
+            other => fail(Diagnostic::new(cond.span, format!("`{what}` needs a Boolean condition, but this is {}", other.describe()))
+                .with_label(cond.span, other.describe())),
+        }
+    }
+
+    pub fn eval(&mut self, e: &Expr) -> Flow<Value> {
+        match &e.kind {
+            ExprKind::Integer(n) => Ok(Value::Int(*n)),
+            ExprKind::Real(x) => Ok(Value::Real(*x, None)),
+            ExprKind::Str(s) => Ok(Value::Str(s.as_str().into())),
+            ExprKind::Bool(b) => Ok(Value::Bool(*b)),
+            ExprKind::Name(name) => {
+                if self.is_variable(&name.text) {
+                    return self.read_variable(name);
+                }
+                if name.text == "Inf" {
+                    return Ok(Value::Real(f64::INFINITY, None));
+                }
+                if self.routines.contains_key(&name.text) || builtins_table::find(&name.text).is_some() {
+                    return self.call_for_value(name, &[], e.span);
+                }
+                fail(self.unknown_variable(name))
+            }
+            ExprKind::Call { name, args } => self.call_for_value(name, args, e.span),
+            ExprKind::Matrix(rows) => self.eval_matrix(rows, e.span),
+            ExprKind::Index { target, row, col } => {
+                let m = self.eval(target)?;
+                let i = self.eval(row)?;
+                let j = self.eval(col)?;
+                let Value::Matrix(mat, _) = &m else {
+                    return fail(Diagnostic::new(target.span, format!("only a matrix can be indexed, but this is {}", m.describe()))
+                        .with_label(target.span, m.describe()));
+                };
+                let (r, c) = self.index_pair(mat, (&i, row.span), (&j, col.span))?;
+                self.apply(Op::Element(r, c), &[(&m, target.span)], e.span)
+            }
+            ExprKind::Unary { op: UnaryOp::Neg, op_span, operand } => {
+                let v = self.eval(operand)?;
+                match v {
+                    Value::Int(n) => match n.checked_neg() {
+                        Some(n) => Ok(Value::Int(n)),
+                        None => fail(overflow(e.span, &format!("-({n})"))),
+                    },
+                    Value::Real(..) | Value::Matrix(..) => self.apply(Op::Neg, &[(&v, operand.span)], e.span),
+                    other => fail(Diagnostic::new(*op_span, format!("cannot negate {}", other.describe()))
+                        .with_label(operand.span, other.describe())),
+                }
+            }
+            ExprKind::Unary { op: UnaryOp::Not, op_span, operand } => match self.eval(operand)? {
+                Value::Bool(b) => Ok(Value::Bool(!b)),
+                other => fail(Diagnostic::new(*op_span, format!("`not` needs a Boolean, but this is {}", other.describe()))
+                    .with_label(operand.span, other.describe())),
+            },
+            ExprKind::Chain { first, rest } => {
+                let mut acc = self.eval(first)?;
+                let mut acc_span = first.span;
+                for (op, op_span, operand) in rest {
+                    match (op, &acc) {
+                        (BinaryOp::And, Value::Bool(false)) | (BinaryOp::Or, Value::Bool(true)) => {
+                            acc_span = acc_span.to(operand.span);
+                            continue;
+                        }
+                        _ => {}
+                    }
+                    let right = self.eval(operand)?;
+                    acc = self.binary(*op, *op_span, (acc, acc_span), (right, operand.span))?;
+                    acc_span = acc_span.to(operand.span);
+                }
+                Ok(acc)
+            }
+            ExprKind::Error => fail(Diagnostic::new(e.span, "this expression did not parse")),
+        }
+    }
+
+    fn eval_matrix(&mut self, rows: &[(Vec<Expr>, Span)], span: Span) -> Flow<Value> {
+        let cols = rows[0].0.len();
+        if let Some((row, row_span)) = rows.iter().find(|(r, _)| r.len() != cols) {
+            return fail(Diagnostic::new(*row_span, format!("this row has {} elements but the first row has {cols}", row.len()))
+                .with_label(*row_span, format!("{} elements", row.len()))
+                .with_label(rows[0].1, format!("{cols} elements"))
+                .with_hint("every row of a matrix has the same length"));
+        }
+        let mut values = Vec::with_capacity(rows.len() * cols);
+        for (row, _) in rows {
+            for element in row {
+                let v = self.eval(element)?;
+                match v {
+                    Value::Int(_) | Value::Real(..) => values.push((v, element.span)),
+                    other => {
+                        return fail(Diagnostic::new(element.span, format!("a matrix element must be a number, but this is {}", other.describe()))
+                            .with_label(element.span, other.describe()));
+                    }
+                }
+            }
+        }
+        let args: Vec<(&Value, Span)> = values.iter().map(|(v, s)| (v, *s)).collect();
+        self.apply(Op::Literal(rows.len(), cols), &args, span)
+    }
+
+    fn binary(&mut self, op: BinaryOp, op_span: Span, left: (Value, Span), right: (Value, Span)) -> Flow<Value> {
+        use BinaryOp::*;
+        let (l, ls) = left;
+        let (r, rs) = right;
+        let span = ls.to(rs);
+        let type_error = |verb: &str, l: &Value, r: &Value| {
+            Diagnostic::new(op_span, format!("cannot {verb} {} and {}", l.describe(), r.describe()))
+                .with_label(ls, l.describe())
+                .with_label(rs, r.describe())
+        };
+        match op {
+            And | Or => match (&l, &r) {
+                (Value::Bool(a), Value::Bool(b)) => Ok(Value::Bool(if op == And { *a && *b } else { *a || *b })),
+                _ => fail(type_error(if op == And { "`and`" } else { "`or`" }, &l, &r)
+                    .with_hint("`and` and `or` take Booleans")),
+            },
+            Eq | Ne => {
+                let same = match (&l, &r) {
+                    (Value::Bool(a), Value::Bool(b)) => a == b,
+                    (Value::Str(a), Value::Str(b)) => a == b,
+                    (Value::Int(a), Value::Int(b)) => a == b,
+                    (Value::Matrix(a, _), Value::Matrix(b, _)) => a == b,
+                    (a, b) => match (a.as_number(), b.as_number()) {
+                        (Some(x), Some(y)) => x == y,
+                        _ => return fail(type_error("compare", &l, &r).with_hint("`=` and `<>` compare values of one type")),
+                    },
+                };
+                Ok(Value::Bool(if op == Eq { same } else { !same }))
+            }
+            Lt | Le | Gt | Ge => {
+                let ordering = match (&l, &r) {
+                    (Value::Str(a), Value::Str(b)) => a.cmp(b),
+                    (Value::Int(a), Value::Int(b)) => a.cmp(b),
+                    (a, b) => match (a.as_number(), b.as_number()) {
+                        (Some(x), Some(y)) => match x.partial_cmp(&y) {
+                            Some(o) => o,
+                            None => return Ok(Value::Bool(false)),
+                        },
+                        _ => {
+                            return fail(type_error("compare", &l, &r)
+                                .with_hint("`<`, `<=`, `>` and `>=` take two numbers or two strings"));
+                        }
+                    },
+                };
+                use std::cmp::Ordering::*;
+                let yes = match op {
+                    Lt => ordering == Less,
+                    Le => ordering != Greater,
+                    Gt => ordering == Greater,
+                    _ => ordering != Less,
+                };
+                Ok(Value::Bool(yes))
+            }
+            IntDiv | Mod => match (&l, &r) {
+                (Value::Int(a), Value::Int(b)) => {
+                    if *b == 0 {
+                        return fail(Diagnostic::new(op_span, format!("`{}` by zero", op.symbol()))
+                            .with_label(rs, "this is 0"));
+                    }
+                    let v = if op == IntDiv { a.checked_div(*b) } else { a.checked_rem(*b) };
+                    v.map(Value::Int).ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into())
+                }
+                _ => fail(type_error(&format!("apply `{}` to", op.symbol()), &l, &r)
+                    .with_hint("`div` and `mod` take Integers; `/` divides reals")),
+            },
+            Add | Sub | Mul | Divide => {
+                if let (Value::Int(a), Value::Int(b)) = (&l, &r) {
+                    let v = match op {
+                        Add => a.checked_add(*b),
+                        Sub => a.checked_sub(*b),
+                        Mul => a.checked_mul(*b),
+                        _ => {
+                            return self.apply(Op::Elementwise(Elementwise::Div), &[(&l, ls), (&r, rs)], span);
+                        }
+                    };
+                    return v.map(Value::Int).ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into());
+                }
+                if op == Add {
+                    if let (Value::Str(a), Value::Str(b)) = (&l, &r) {
+                        return Ok(Value::Str(format!("{a}{b}").into()));
+                    }
+                }
+                let numeric = |v: &Value| matches!(v, Value::Int(_) | Value::Real(..) | Value::Matrix(..));
+                if !numeric(&l) || !numeric(&r) {
+                    let verb = match op {
+                        Add => "add",
+                        Sub => "subtract",
+                        Mul => "multiply",
+                        _ => "divide",
+                    };
+                    let mut d = type_error(verb, &l, &r);
+                    if op == Add && (matches!(l, Value::Str(_)) || matches!(r, Value::Str(_))) {
+                        d = d.with_hint("`+` joins two strings; numbers and matrices add to numbers and matrices");
+                    }
+                    return fail(d);
+                }
+                let both_matrices = matches!(l, Value::Matrix(..)) && matches!(r, Value::Matrix(..));
+                let op = match op {
+                    Add => Op::Elementwise(Elementwise::Add),
+                    Sub => Op::Elementwise(Elementwise::Sub),
+                    Divide => Op::Elementwise(Elementwise::Div),
+                    _ if both_matrices => Op::MatMul,
+                    _ => Op::Elementwise(Elementwise::Mul),
+                };
+                if op == Op::MatMul {
+                    let (a, b) = (matrix_dim(&l), matrix_dim(&r));
+                    if a.1 == b.0 {
+                        self.check_size(a.0, b.1, span)?;
+                    }
+                }
+                self.apply(op, &[(&l, ls), (&r, rs)], span)
+            }
+        }
+    }
+
+    /// Refuses a matrix too large to allocate, before allocating it.
+    pub fn check_size(&self, rows: usize, cols: usize, span: Span) -> Flow<()> {
+        match rows.checked_mul(cols) {
+            Some(n) if n <= MAX_ELEMENTS => Ok(()),
+            _ => fail(Diagnostic::new(span, format!("a {rows}×{cols} matrix is too large"))
+                .with_label(span, format!("would have {} elements", rows as u128 * cols as u128))
+                .with_hint(format!("a matrix may have at most {MAX_ELEMENTS} (2^28) elements"))),
+        }
+    }
+
+    // ----- calls -----
+
+    fn call_for_value(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Value> {
+        match self.call(name, args, span)? {
+            Some(v) => Ok(v),
+            None => fail(Diagnostic::new(span, format!("`{}` is a procedure: it gives no value", name.text))
+                .with_label(span, "used here as a value")),
+        }
+    }
+
+    /// Calls a builtin or a routine; `None` for a procedure.
+    pub fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Option<Value>> {
+        if let Some(b) = builtins_table::find(&name.text) {
+            if args.len() < b.min_args || args.len() > b.max_args {
+                return fail(wrong_count(&name.text, b.min_args, b.takes, args.len(), span));
+            }
+            for arg in args {
+                if arg.width.is_some() && !matches!(b.name, "Write" | "WriteLn") {
+                    let at = arg.width.as_ref().map_or(span, |w| w.span);
+                    return fail(Diagnostic::new(at, "field widths (`x:w:d`) are only for Write and WriteLn")
+                        .with_label(at, "a field width"));
+                }
+            }
+            return self.call_builtin(b, args, span);
+        }
+        if let Some(routine) = self.routines.get(&name.text).cloned() {
+            return self.call_routine(&routine, args, span);
+        }
+        let mut d = Diagnostic::new(name.span, format!("unknown function or procedure `{}`", name.text))
+            .with_label(name.span, "not a builtin and not declared");
+        let candidates =
+            builtins_table::BUILTINS.iter().map(|b| b.name).chain(self.routines.keys().map(String::as_str));
+        if let Some(close) = near_miss(&name.text, candidates) {
+            d = d.with_hint(format!("did you mean `{close}`?"));
+        }
+        fail(d)
+    }
+
+    fn call_routine(&mut self, routine: &Rc<Routine>, args: &[Arg], span: Span) -> Flow<Option<Value>> {
+        let kind = if routine.is_function { "function" } else { "procedure" };
+        if args.len() != routine.params.len() {
+            return fail(Diagnostic::new(span, format!(
+                "`{}` takes {} argument{}, but {} {} given",
+                routine.name.text,
+                routine.params.len(),
+                if routine.params.len() == 1 { "" } else { "s" },
+                args.len(),
+                if args.len() == 1 { "was" } else { "were" }
+            ))
+            .with_label(span, "this call")
+            .with_label(routine.header, format!("the {kind} is declared here")));
+        }
+        if self.frames.len() >= MAX_CALL_DEPTH {
+            return fail(Diagnostic::new(span, format!("calls are nested more than {MAX_CALL_DEPTH} deep"))
+                .with_label(span, format!("the call to `{}` that goes too deep", routine.name.text))
+                .with_hint("a recursive routine needs a case that stops calling itself"));
+        }
+        self.tick(span)?;
+        let mut locals = HashMap::new();
+        for (param, arg) in routine.params.iter().zip(args) {
+            let v = self.eval(&arg.value)?;
+            let declared = param.ty.map(|(t, _)| t);
+            let v = check_declared(declared, v, &Name { text: param.name.text.clone(), span: arg.value.span })?;
+            locals.insert(param.name.text.clone(), Slot { value: Some(v), declared });
+        }
+        for decl in &routine.locals {
+            locals.insert(decl.name.text.clone(), Slot { value: None, declared: decl.ty.map(|(t, _)| t) });
+        }
+        if routine.is_function {
+            locals.entry("Result".to_string()).or_insert(Slot { value: None, declared: routine.result.map(|(t, _)| t) });
+        }
+        self.frames.push(Frame { routine: routine.clone(), locals });
+        let saved_stmt = self.current_stmt;
+        let outcome = self.exec_block(&routine.body);
+        self.current_stmt = saved_stmt;
+        let frame = self.frames.pop().expect("pushed above");
+        outcome?;
+        if !routine.is_function {
+            return Ok(None);
+        }
+        match frame.locals.get("Result").and_then(|s| s.value.clone()) {
+            Some(v) => Ok(Some(v)),
+            None => fail(Diagnostic::new(routine.header, format!("`{}` ended without setting `Result`", routine.name.text))
+                .with_label(routine.header, "this function")
+                .with_label(span, "called here")
+                .with_hint("assign the value to give back: `Result := ...;`")),
+        }
+    }
+
+    pub fn expect_int(&self, v: &Value, span: Span, what: &str) -> Flow<i64> {
+        match v {
+            Value::Int(n) => Ok(*n),
+            other => fail(Diagnostic::new(span, format!("{what} must be an Integer, but this is {}", other.describe()))
+                .with_label(span, other.describe())),
+        }
+    }
+
+    pub fn current_statement(&self) -> Span {
+        self.current_stmt
+    }
+
+    /// The variable a `Blame`, `Nudge` or `CheckBlame` names, and its record
+    /// on the last tape.
+    pub fn variable_on_tape(&mut self, builtin: &str, arg: &Arg) -> Flow<(Name, Value, u32)> {
+        let ExprKind::Name(name) = &arg.value.kind else {
+            return fail(Diagnostic::new(arg.value.span, format!("{builtin} takes a variable's name"))
+                .with_label(arg.value.span, "not a variable")
+                .with_hint(format!("assign the value to a variable inside the tape, then write `{builtin}(name)`")));
+        };
+        if self.tape.open {
+            return fail(Diagnostic::new(arg.value.span, format!("{builtin} cannot be used inside a tape"))
+                .with_label(arg.value.span, "the tape is still open")
+                .with_hint("blame is ready once the tape's `end;` has run the reverse walk"));
+        }
+        let v = self.read_variable(name)?;
+        match self.tape.find(v.tag()) {
+            Some(node) if self.tape.result.is_some() => Ok((name.clone(), v, node)),
+            _ => {
+                let why = match v {
+                    Value::Real(..) | Value::Matrix(..) => {
+                        "its value was not made or read on the last tape, or it was assigned again after it"
+                    }
+                    _ => "only Reals and matrices are recorded",
+                };
+                fail(Diagnostic::new(name.span, format!("`{}` is not on the last tape", name.text))
+                    .with_label(name.span, format!("{}: {why}", v.describe()))
+                    .with_hint(format!("read `{}` inside a `tape ... end;` block before asking for its blame", name.text)))
+            }
+        }
+    }
+
+    /// Sets a variable wherever it lives (used by `Nudge`).
+    pub fn overwrite(&mut self, name: &Name, v: Value) {
+        if let Some(slot) = self.slot_mut(&name.text) {
+            slot.value = Some(v);
+        }
+    }
+}
+
+fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<Value> {
+    let Some(ty) = declared else { return Ok(v) };
+    if !v.fits(ty) {
+        return fail(Diagnostic::new(target.span, format!("`{}` is declared {} but is given {}", target.text, ty.name(), v.describe()))
+            .with_label(target.span, format!("wants {}", ty.name())));
+    }
+    Ok(match (ty, v) {
+        (TypeName::Real, Value::Int(n)) => Value::Real(n as f64, None),
+        (_, v) => v,
+    })
+}
+
+fn overflow(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::new(span, format!("integer overflow: {what} does not fit in 64 bits"))
+        .with_label(span, "too large for an Integer")
+        .with_hint("use reals (`1.0 * n`) for numbers this large")
+}
+
+pub fn wrong_count(name: &str, min: usize, takes: &str, got: usize, span: Span) -> Diagnostic {
+    let count = if min == 1 { "1 argument".to_string() } else { format!("{min} arguments") };
+    Diagnostic::new(span, format!("`{name}` takes {count}, but {got} {} given", if got == 1 { "was" } else { "were" }))
+        .with_label(span, "this call")
+        .with_hint(format!("{name} takes {takes}"))
+}
+
+fn matrix_dim(v: &Value) -> (usize, usize) {
+    match v {
+        Value::Matrix(m, _) => m.dim(),
+        _ => (1, 1),
+    }
+}
+
+pub fn to_tensor(v: &Value) -> Tensor {
+    match v {
+        Value::Int(n) => Tensor::Scalar(*n as f64),
+        Value::Real(x, _) => Tensor::Scalar(*x),
+        Value::Matrix(m, _) => Tensor::Matrix(m.clone()),
+        _ => Tensor::Scalar(f64::NAN),
+    }
+}
+
+pub fn from_tensor(t: Tensor, tag: Option<NodeRef>) -> Value {
+    match t {
+        Tensor::Scalar(x) => Value::Real(x, tag),
+        Tensor::Matrix(m) => Value::Matrix(m, tag),
+    }
+}
+
+fn retag(v: Value, tag: Option<NodeRef>) -> Value {
+    match v {
+        Value::Real(x, _) => Value::Real(x, tag),
+        Value::Matrix(m, _) => Value::Matrix(m, tag),
+        other => other,
+    }
+}
+
+pub fn shape_of(v: &Value) -> String {
+    describe_shape(&to_tensor(v))
+}

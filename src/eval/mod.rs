@@ -1,0 +1,13 @@
+//! The evaluation side: values, scopes, statements and the builtins.
+
+pub mod builtins;
+pub mod builtins_table;
+pub mod check;
+pub mod format;
+pub mod interp;
+pub mod plot;
+pub mod random;
+pub mod value;
+
+pub use interp::{Flow, Interpreter, Stop};
+pub use value::Value;

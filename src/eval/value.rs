@@ -1,0 +1,78 @@
+//! The values a program computes with.
+
+use std::rc::Rc;
+
+use ndarray::Array2;
+
+use crate::syntax::tree::TypeName;
+use crate::tape::NodeRef;
+
+/// A value. Reals and matrices may remember the tape record that made them
+/// (`Some`), which is how `Blame(x)` finds a variable's blame.
+#[derive(Debug, Clone)]
+pub enum Value {
+    Int(i64),
+    Real(f64, Option<NodeRef>),
+    Bool(bool),
+    Str(Rc<str>),
+    Matrix(Rc<Array2<f64>>, Option<NodeRef>),
+}
+
+impl Value {
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Value::Int(_) => "Integer",
+            Value::Real(..) => "Real",
+            Value::Bool(_) => "Boolean",
+            Value::Str(_) => "String",
+            Value::Matrix(..) => "Matrix",
+        }
+    }
+
+    /// "an Integer", "a 2×3 matrix": for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            Value::Int(_) => "an Integer".to_string(),
+            Value::Real(..) => "a Real".to_string(),
+            Value::Bool(_) => "a Boolean".to_string(),
+            Value::Str(_) => "a String".to_string(),
+            Value::Matrix(m, _) => format!("a {}×{} matrix", m.nrows(), m.ncols()),
+        }
+    }
+
+    /// Whether the value may be stored where `ty` was declared (an Integer
+    /// may stand where a Real is wanted).
+    pub fn fits(&self, ty: TypeName) -> bool {
+        matches!(
+            (self, ty),
+            (Value::Int(_), TypeName::Integer | TypeName::Real)
+                | (Value::Real(..), TypeName::Real)
+                | (Value::Bool(_), TypeName::Boolean)
+                | (Value::Str(_), TypeName::Str)
+                | (Value::Matrix(..), TypeName::Matrix)
+        )
+    }
+
+    pub fn tag(&self) -> Option<NodeRef> {
+        match self {
+            Value::Real(_, t) | Value::Matrix(_, t) => *t,
+            _ => None,
+        }
+    }
+
+    pub fn untagged(self) -> Value {
+        match self {
+            Value::Real(x, _) => Value::Real(x, None),
+            Value::Matrix(m, _) => Value::Matrix(m, None),
+            other => other,
+        }
+    }
+
+    pub fn as_number(&self) -> Option<f64> {
+        match self {
+            Value::Int(n) => Some(*n as f64),
+            Value::Real(x, _) => Some(*x),
+            _ => None,
+        }
+    }
+}

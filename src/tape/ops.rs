@@ -1,0 +1,621 @@
+//! Every recorded operation, defined in one place: its name, its shape rule,
+//! its forward computation and its per-link rule (the local derivative the
+//! reverse walk applies).
+//!
+//! Forward functions are pure: they take the input values and return the
+//! output, so that the same code runs when a statement executes and when a
+//! tape is replayed. Selectors (row numbers, ids, targets) live inside the
+//! [`Op`] itself; blame never flows to them.
+
+use std::rc::Rc;
+
+use ndarray::{Array2, ArrayView2, Axis, Zip, s};
+
+/// A value on the tape: a number or a matrix.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Tensor {
+    Scalar(f64),
+    Matrix(Rc<Array2<f64>>),
+}
+
+impl Tensor {
+    pub fn shape(&self) -> (usize, usize) {
+        match self {
+            Tensor::Scalar(_) => (1, 1),
+            Tensor::Matrix(m) => m.dim(),
+        }
+    }
+
+    /// The value as a matrix view (a number as 1×1).
+    pub fn view(&self) -> ArrayView2<'_, f64> {
+        match self {
+            Tensor::Scalar(x) => ArrayView2::from_shape((1, 1), std::slice::from_ref(x)).expect("1x1"),
+            Tensor::Matrix(m) => m.view(),
+        }
+    }
+
+    pub fn matrix(m: Array2<f64>) -> Tensor {
+        Tensor::Matrix(Rc::new(m))
+    }
+
+    /// Zeros of the same kind and shape.
+    pub fn zeros_like(&self) -> Tensor {
+        match self {
+            Tensor::Scalar(_) => Tensor::Scalar(0.0),
+            Tensor::Matrix(m) => Tensor::matrix(Array2::zeros(m.dim())),
+        }
+    }
+
+    /// Ones of the same kind and shape: the blame the walk starts from.
+    pub fn ones_like(&self) -> Tensor {
+        match self {
+            Tensor::Scalar(_) => Tensor::Scalar(1.0),
+            Tensor::Matrix(m) => Tensor::matrix(Array2::ones(m.dim())),
+        }
+    }
+
+    /// The first (row, column), 1-based, that holds a NaN.
+    pub fn first_nan(&self) -> Option<(usize, usize)> {
+        match self {
+            Tensor::Scalar(x) => x.is_nan().then_some((1, 1)),
+            Tensor::Matrix(m) => {
+                let cols = m.ncols();
+                m.iter().position(|x| x.is_nan()).map(|k| (k / cols + 1, k % cols + 1))
+            }
+        }
+    }
+
+    /// Adds `other` (same shape) into `self`: how blame adds up where a value is used twice.
+    pub fn accumulate(&mut self, other: Tensor) {
+        match (self, other) {
+            (Tensor::Scalar(a), Tensor::Scalar(b)) => *a += b,
+            (Tensor::Matrix(a), b) => {
+                let a = Rc::make_mut(a);
+                *a += &b.view();
+            }
+            (Tensor::Scalar(a), Tensor::Matrix(b)) => *a += b.sum(),
+        }
+    }
+}
+
+/// "2×3", or "a number".
+pub fn describe_shape(t: &Tensor) -> String {
+    match t {
+        Tensor::Scalar(_) => "a number".to_string(),
+        Tensor::Matrix(m) => format!("a {}×{}", m.nrows(), m.ncols()),
+    }
+}
+
+/// Why an operation cannot run on the values it was given: a message, and
+/// for each input it concerns, a label (inputs counted from 0).
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpError {
+    pub message: String,
+    pub labels: Vec<(usize, String)>,
+    pub hint: Option<String>,
+}
+
+impl OpError {
+    fn new(message: impl Into<String>) -> OpError {
+        OpError { message: message.into(), labels: Vec::new(), hint: None }
+    }
+    fn label(mut self, input: usize, text: impl Into<String>) -> OpError {
+        self.labels.push((input, text.into()));
+        self
+    }
+    fn hint(mut self, text: impl Into<String>) -> OpError {
+        self.hint = Some(text.into());
+        self
+    }
+}
+
+/// Elementwise functions of one value, on numbers or matrices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unary {
+    Tanh,
+    Exp,
+    Log,
+    Sqrt,
+    ReLU,
+    Sigmoid,
+    Abs,
+}
+
+impl Unary {
+    pub fn name(self) -> &'static str {
+        match self {
+            Unary::Tanh => "Tanh",
+            Unary::Exp => "Exp",
+            Unary::Log => "Log",
+            Unary::Sqrt => "Sqrt",
+            Unary::ReLU => "ReLU",
+            Unary::Sigmoid => "Sigmoid",
+            Unary::Abs => "Abs",
+        }
+    }
+
+    pub fn apply(self, x: f64) -> f64 {
+        match self {
+            Unary::Tanh => x.tanh(),
+            Unary::Exp => x.exp(),
+            Unary::Log => x.ln(),
+            Unary::Sqrt => x.sqrt(),
+            Unary::ReLU => {
+                if x > 0.0 {
+                    x
+                } else {
+                    0.0
+                }
+            }
+            Unary::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            Unary::Abs => x.abs(),
+        }
+    }
+
+    /// d output / d input, from the input `x` and the output `y`.
+    fn slope(self, x: f64, y: f64) -> f64 {
+        match self {
+            Unary::Tanh => 1.0 - y * y,
+            Unary::Exp => y,
+            Unary::Log => 1.0 / x,
+            Unary::Sqrt => 0.5 / y,
+            Unary::ReLU => {
+                if x > 0.0 {
+                    1.0
+                } else {
+                    0.0
+                }
+            }
+            Unary::Sigmoid => y * (1.0 - y),
+            Unary::Abs => {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+/// Elementwise operations of two values, which broadcast.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Elementwise {
+    Add,
+    Sub,
+    Div,
+    /// `Hadamard(a, b)`, and `*` of a number with anything.
+    Mul,
+}
+
+/// The operations the tape records.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Op {
+    /// A value that was not made on this tape: a variable read for the first
+    /// time, or a constant.
+    Leaf,
+    Elementwise(Elementwise),
+    Neg,
+    MatMul,
+    Transpose,
+    Sum,
+    Mean,
+    RowSum,
+    RowMean,
+    ColSum,
+    RowSoftmax,
+    Unary(Unary),
+    LayerNorm,
+    /// Row numbers, 0-based, already checked against the table.
+    Embed(Rc<Vec<usize>>),
+    /// Column numbers, 0-based, already checked against the logits.
+    CrossEntropy(Rc<Vec<usize>>),
+    /// 0-based first row and count.
+    RowRange(usize, usize),
+    ColRange(usize, usize),
+    HStack,
+    VStack,
+    /// One element, 0-based.
+    Element(usize, usize),
+    /// A matrix literal of this shape, from its elements row by row.
+    Literal(usize, usize),
+}
+
+/// `LayerNorm`'s epsilon, inside the square root.
+pub const LAYER_NORM_EPSILON: f64 = 1e-5;
+
+impl Op {
+    /// The name a learner knows the operation by.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Leaf => "leaf",
+            Op::Elementwise(Elementwise::Add) => "+",
+            Op::Elementwise(Elementwise::Sub) => "-",
+            Op::Elementwise(Elementwise::Div) => "/",
+            Op::Elementwise(Elementwise::Mul) => "Hadamard",
+            Op::Neg => "negate",
+            Op::MatMul => "matrix product",
+            Op::Transpose => "Transpose",
+            Op::Sum => "Sum",
+            Op::Mean => "Mean",
+            Op::RowSum => "RowSum",
+            Op::RowMean => "RowMean",
+            Op::ColSum => "ColSum",
+            Op::RowSoftmax => "RowSoftmax",
+            Op::Unary(u) => u.name(),
+            Op::LayerNorm => "LayerNorm",
+            Op::Embed(_) => "Embed",
+            Op::CrossEntropy(_) => "CrossEntropy",
+            Op::RowRange(..) => "RowRange",
+            Op::ColRange(..) => "ColRange",
+            Op::HStack => "HStack",
+            Op::VStack => "VStack",
+            Op::Element(..) => "element",
+            Op::Literal(..) => "matrix literal",
+        }
+    }
+
+    /// Computes the output from the inputs (in the order they were recorded).
+    pub fn forward(&self, inputs: &[&Tensor]) -> Result<Tensor, OpError> {
+        match self {
+            Op::Leaf => Ok(inputs[0].clone()),
+            Op::Elementwise(kind) => elementwise(*kind, inputs[0], inputs[1]),
+            Op::Neg => Ok(map(inputs[0], |x| -x)),
+            Op::MatMul => matmul(inputs[0], inputs[1]),
+            Op::Transpose => Ok(Tensor::matrix(inputs[0].view().t().to_owned())),
+            Op::Sum => Ok(Tensor::Scalar(inputs[0].view().sum())),
+            Op::Mean => {
+                let v = inputs[0].view();
+                Ok(Tensor::Scalar(v.sum() / v.len() as f64))
+            }
+            Op::RowSum => Ok(Tensor::matrix(inputs[0].view().sum_axis(Axis(1)).insert_axis(Axis(1)))),
+            Op::RowMean => {
+                let v = inputs[0].view();
+                let n = v.ncols() as f64;
+                Ok(Tensor::matrix(v.sum_axis(Axis(1)).insert_axis(Axis(1)).mapv(|x| x / n)))
+            }
+            Op::ColSum => Ok(Tensor::matrix(inputs[0].view().sum_axis(Axis(0)).insert_axis(Axis(0)))),
+            Op::RowSoftmax => row_softmax(inputs[0]),
+            Op::Unary(u) => Ok(map(inputs[0], |x| u.apply(x))),
+            Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()).0)),
+            Op::Embed(ids) => {
+                let table = inputs[0].view();
+                let mut out = Array2::zeros((ids.len(), table.ncols()));
+                for (t, &id) in ids.iter().enumerate() {
+                    out.row_mut(t).assign(&table.row(id));
+                }
+                Ok(Tensor::matrix(out))
+            }
+            Op::CrossEntropy(targets) => {
+                let logits = inputs[0].view();
+                let mut total = 0.0;
+                for (i, row) in logits.rows().into_iter().enumerate() {
+                    total += log_sum_exp(row.iter().copied()) - row[targets[i]];
+                }
+                Ok(Tensor::Scalar(total / targets.len() as f64))
+            }
+            Op::RowRange(first, count) => {
+                Ok(Tensor::matrix(inputs[0].view().slice(s![*first..first + count, ..]).to_owned()))
+            }
+            Op::ColRange(first, count) => {
+                Ok(Tensor::matrix(inputs[0].view().slice(s![.., *first..first + count]).to_owned()))
+            }
+            Op::HStack => stack(Axis(1), inputs[0], inputs[1]),
+            Op::VStack => stack(Axis(0), inputs[0], inputs[1]),
+            Op::Element(i, j) => Ok(Tensor::Scalar(inputs[0].view()[(*i, *j)])),
+            Op::Literal(rows, cols) => {
+                let values: Vec<f64> = inputs.iter().map(|t| t.view()[(0, 0)]).collect();
+                Ok(Tensor::matrix(Array2::from_shape_vec((*rows, *cols), values).expect("literal shape")))
+            }
+        }
+    }
+
+    /// The per-link rule: given the inputs, the output and the blame that
+    /// reached the output, the blame each input receives (`None` where no
+    /// blame flows).
+    pub fn per_link_rule(&self, inputs: &[&Tensor], output: &Tensor, blame: &Tensor) -> Vec<Option<Tensor>> {
+        let g = blame.view();
+        match self {
+            Op::Leaf => vec![],
+            Op::Elementwise(kind) => {
+                let (a, b) = (inputs[0], inputs[1]);
+                let (ga, gb) = match kind {
+                    Elementwise::Add => (g.to_owned(), g.to_owned()),
+                    Elementwise::Sub => (g.to_owned(), g.mapv(|x| -x)),
+                    Elementwise::Mul => (
+                        broadcast_zip(&g, &b.view(), |g, b| g * b),
+                        broadcast_zip(&g, &a.view(), |g, a| g * a),
+                    ),
+                    Elementwise::Div => {
+                        let ga = broadcast_zip(&g, &b.view(), |g, b| g / b);
+                        let (out_rows, out_cols) = g.dim();
+                        let a_full = a.view();
+                        let a_full = a_full.broadcast((out_rows, out_cols)).expect("shape checked forward");
+                        let mut gb = broadcast_zip(&g, &b.view(), |g, b| -g / (b * b));
+                        gb.zip_mut_with(&a_full, |x, a| *x *= a);
+                        (ga, gb)
+                    }
+                };
+                vec![Some(reduce_to(ga, a)), Some(reduce_to(gb, b))]
+            }
+            Op::Neg => vec![Some(map(blame, |x| -x))],
+            Op::MatMul => {
+                let (a, b) = (inputs[0].view(), inputs[1].view());
+                vec![Some(Tensor::matrix(g.dot(&b.t()))), Some(Tensor::matrix(a.t().dot(&g)))]
+            }
+            Op::Transpose => vec![Some(Tensor::matrix(g.t().to_owned()))],
+            Op::Sum | Op::Mean => {
+                let shape = inputs[0].shape();
+                let each = match self {
+                    Op::Mean => g[(0, 0)] / (shape.0 * shape.1) as f64,
+                    _ => g[(0, 0)],
+                };
+                vec![Some(Tensor::matrix(Array2::from_elem(shape, each)))]
+            }
+            Op::RowSum | Op::RowMean => {
+                let shape = inputs[0].shape();
+                let scale = if *self == Op::RowMean { 1.0 / shape.1 as f64 } else { 1.0 };
+                let out = g.broadcast(shape).expect("m×1 against m×n").mapv(|x| x * scale);
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::ColSum => {
+                let shape = inputs[0].shape();
+                vec![Some(Tensor::matrix(g.broadcast(shape).expect("1×n against m×n").to_owned()))]
+            }
+            Op::RowSoftmax => {
+                let y = output.view();
+                let mut out = Array2::zeros(y.dim());
+                Zip::from(out.rows_mut()).and(y.rows()).and(g.rows()).for_each(|mut o, y, g| {
+                    let dot: f64 = y.iter().zip(g.iter()).map(|(y, g)| y * g).sum();
+                    Zip::from(&mut o).and(&y).and(&g).for_each(|o, &y, &g| *o = y * (g - dot));
+                });
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::Unary(u) => {
+                let out = match (inputs[0], output) {
+                    (Tensor::Scalar(x), Tensor::Scalar(y)) => Tensor::Scalar(g[(0, 0)] * u.slope(*x, *y)),
+                    _ => {
+                        let mut d = g.to_owned();
+                        Zip::from(&mut d)
+                            .and(&inputs[0].view())
+                            .and(&output.view())
+                            .for_each(|d, &x, &y| *d *= u.slope(x, y));
+                        Tensor::matrix(d)
+                    }
+                };
+                vec![Some(out)]
+            }
+            Op::LayerNorm => {
+                let x = inputs[0].view();
+                let (xhat, rstd) = layer_norm(&x);
+                let n = x.ncols() as f64;
+                let mut out = Array2::zeros(x.dim());
+                for i in 0..x.nrows() {
+                    let (g_row, h_row) = (g.row(i), xhat.row(i));
+                    let mean_g = g_row.sum() / n;
+                    let mean_gh: f64 = g_row.iter().zip(h_row.iter()).map(|(g, h)| g * h).sum::<f64>() / n;
+                    for j in 0..x.ncols() {
+                        out[(i, j)] = rstd[i] * (g_row[j] - mean_g - h_row[j] * mean_gh);
+                    }
+                }
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::Embed(ids) => {
+                let mut out = Array2::zeros(inputs[0].shape());
+                for (t, &id) in ids.iter().enumerate() {
+                    let mut row = out.row_mut(id);
+                    row += &g.row(t);
+                }
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::CrossEntropy(targets) => {
+                let logits = inputs[0].view();
+                let scale = g[(0, 0)] / targets.len() as f64;
+                let mut out = Array2::zeros(logits.dim());
+                for (i, row) in logits.rows().into_iter().enumerate() {
+                    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let total: f64 = row.iter().map(|x| (x - max).exp()).sum();
+                    for (j, x) in row.iter().enumerate() {
+                        out[(i, j)] = (x - max).exp() / total * scale;
+                    }
+                    out[(i, targets[i])] -= scale;
+                }
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::RowRange(first, count) => {
+                let mut out = Array2::zeros(inputs[0].shape());
+                out.slice_mut(s![*first..first + count, ..]).assign(&g);
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::ColRange(first, count) => {
+                let mut out = Array2::zeros(inputs[0].shape());
+                out.slice_mut(s![.., *first..first + count]).assign(&g);
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::HStack => {
+                let left = inputs[0].shape().1;
+                vec![
+                    Some(Tensor::matrix(g.slice(s![.., ..left]).to_owned())),
+                    Some(Tensor::matrix(g.slice(s![.., left..]).to_owned())),
+                ]
+            }
+            Op::VStack => {
+                let top = inputs[0].shape().0;
+                vec![
+                    Some(Tensor::matrix(g.slice(s![..top, ..]).to_owned())),
+                    Some(Tensor::matrix(g.slice(s![top.., ..]).to_owned())),
+                ]
+            }
+            Op::Element(i, j) => {
+                let mut out = Array2::zeros(inputs[0].shape());
+                out[(*i, *j)] = g[(0, 0)];
+                vec![Some(Tensor::matrix(out))]
+            }
+            Op::Literal(_, cols) => {
+                (0..inputs.len()).map(|k| Some(Tensor::Scalar(g[(k / cols, k % cols)]))).collect()
+            }
+        }
+    }
+}
+
+fn map(t: &Tensor, f: impl Fn(f64) -> f64) -> Tensor {
+    match t {
+        Tensor::Scalar(x) => Tensor::Scalar(f(*x)),
+        Tensor::Matrix(m) => Tensor::matrix(m.mapv(f)),
+    }
+}
+
+fn verb(kind: Elementwise) -> &'static str {
+    match kind {
+        Elementwise::Add => "add",
+        Elementwise::Sub => "subtract",
+        Elementwise::Div => "divide",
+        Elementwise::Mul => "multiply elementwise",
+    }
+}
+
+/// The shape two operands broadcast to, if they do.
+pub fn broadcast_shape(a: (usize, usize), b: (usize, usize)) -> Option<(usize, usize)> {
+    let dim = |x: usize, y: usize| {
+        if x == y {
+            Some(x)
+        } else if x == 1 {
+            Some(y)
+        } else if y == 1 {
+            Some(x)
+        } else {
+            None
+        }
+    };
+    let shape = (dim(a.0, b.0)?, dim(a.1, b.1)?);
+    // A 1×n row stretches down, an m×1 column across, a 1×1 both ways; a 1×n
+    // row against an m×1 column is not one of the allowed forms.
+    let stretches = |x: (usize, usize)| x == shape || x == (1, 1) || x == (1, shape.1) || x == (shape.0, 1);
+    (stretches(a) && stretches(b) && (a == shape || b == shape)).then_some(shape)
+}
+
+fn elementwise(kind: Elementwise, a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
+    let f = |x: f64, y: f64| match kind {
+        Elementwise::Add => x + y,
+        Elementwise::Sub => x - y,
+        Elementwise::Div => x / y,
+        Elementwise::Mul => x * y,
+    };
+    if let (Tensor::Scalar(x), Tensor::Scalar(y)) = (a, b) {
+        return Ok(Tensor::Scalar(f(*x, *y)));
+    }
+    let (sa, sb) = (a.shape(), b.shape());
+    let shape = match (a, b) {
+        (Tensor::Scalar(_), _) => sb,
+        (_, Tensor::Scalar(_)) => sa,
+        _ => broadcast_shape(sa, sb).ok_or_else(|| {
+            OpError::new(format!("cannot {} {} and {}", verb(kind), describe_shape(a), describe_shape(b)))
+                .label(0, format!("this is {}", describe_shape(a)))
+                .label(1, format!("this is {}", describe_shape(b)))
+                .hint("the shapes must be equal, or one side a number, a 1×1, a 1×n row or an m×1 column that matches the other")
+        })?,
+    };
+    let (av, bv) = (a.view(), b.view());
+    let av = av.broadcast(shape).expect("checked");
+    let bv = bv.broadcast(shape).expect("checked");
+    Ok(Tensor::matrix(Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))))
+}
+
+/// `g` combined elementwise with `other` broadcast to `g`'s shape.
+fn broadcast_zip(g: &ArrayView2<f64>, other: &ArrayView2<f64>, f: impl Fn(f64, f64) -> f64) -> Array2<f64> {
+    let other = other.broadcast(g.dim()).expect("shape checked forward");
+    Zip::from(g).and(&other).map_collect(|&g, &o| f(g, o))
+}
+
+/// Sums blame back over the axes along which `input` was stretched.
+fn reduce_to(mut blame: Array2<f64>, input: &Tensor) -> Tensor {
+    if let Tensor::Scalar(_) = input {
+        return Tensor::Scalar(blame.sum());
+    }
+    let (rows, cols) = input.shape();
+    if blame.nrows() != rows {
+        blame = blame.sum_axis(Axis(0)).insert_axis(Axis(0));
+    }
+    if blame.ncols() != cols {
+        blame = blame.sum_axis(Axis(1)).insert_axis(Axis(1));
+    }
+    Tensor::matrix(blame)
+}
+
+fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
+    let (sa, sb) = (a.shape(), b.shape());
+    if sa.1 != sb.0 {
+        return Err(OpError::new(format!(
+            "cannot multiply a {}×{} by a {}×{}: the left has {} columns but the right has {} rows",
+            sa.0, sa.1, sb.0, sb.1, sa.1, sb.0
+        ))
+        .label(0, format!("this is a {}×{}", sa.0, sa.1))
+        .label(1, format!("this is a {}×{}", sb.0, sb.1))
+        .hint("`*` of two matrices is the matrix product; use `Hadamard(a, b)` to multiply element by element"));
+    }
+    Ok(Tensor::matrix(a.view().dot(&b.view())))
+}
+
+fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
+    let v = a.view();
+    let mut out = Array2::zeros(v.dim());
+    for (i, (row, mut o)) in v.rows().into_iter().zip(out.rows_mut()).enumerate() {
+        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        if max == f64::NEG_INFINITY {
+            return Err(OpError::new(format!("row {} of RowSoftmax's input is all -Inf", i + 1))
+                .label(0, format!("row {} has no finite value", i + 1))
+                .hint("a softmax row needs at least one value above -Inf to share its weight"));
+        }
+        let mut total = 0.0;
+        for (o, x) in o.iter_mut().zip(row.iter()) {
+            *o = (x - max).exp();
+            total += *o;
+        }
+        o.mapv_inplace(|e| e / total);
+    }
+    Ok(Tensor::matrix(out))
+}
+
+fn log_sum_exp(values: impl Iterator<Item = f64> + Clone) -> f64 {
+    let max = values.clone().fold(f64::NEG_INFINITY, f64::max);
+    if max == f64::NEG_INFINITY {
+        return max;
+    }
+    max + values.map(|x| (x - max).exp()).sum::<f64>().ln()
+}
+
+/// Each row `(x - mean) / sqrt(var + eps)`, and each row's `1 / sqrt(var + eps)`.
+fn layer_norm(x: &ArrayView2<f64>) -> (Array2<f64>, Vec<f64>) {
+    let n = x.ncols() as f64;
+    let mut out = Array2::zeros(x.dim());
+    let mut rstds = Vec::with_capacity(x.nrows());
+    for (row, mut o) in x.rows().into_iter().zip(out.rows_mut()) {
+        let mean = row.sum() / n;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+        let rstd = 1.0 / (var + LAYER_NORM_EPSILON).sqrt();
+        Zip::from(&mut o).and(&row).for_each(|o, &v| *o = (v - mean) * rstd);
+        rstds.push(rstd);
+    }
+    (out, rstds)
+}
+
+fn stack(axis: Axis, a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
+    let (sa, sb) = (a.shape(), b.shape());
+    let (name, ok, what) = if axis == Axis(1) {
+        ("HStack", sa.0 == sb.0, "rows")
+    } else {
+        ("VStack", sa.1 == sb.1, "columns")
+    };
+    if !ok {
+        return Err(OpError::new(format!(
+            "{name} needs both sides to have the same number of {what}, but got a {}×{} and a {}×{}",
+            sa.0, sa.1, sb.0, sb.1
+        ))
+        .label(0, format!("this is a {}×{}", sa.0, sa.1))
+        .label(1, format!("this is a {}×{}", sb.0, sb.1)));
+    }
+    let joined = ndarray::concatenate(axis, &[a.view(), b.view()]).expect("checked");
+    Ok(Tensor::matrix(joined))
+}
