@@ -22,12 +22,20 @@ pub struct Span {
 
 impl Span {
     pub fn new(source: SourceId, start: usize, end: usize) -> Span {
-        Span { source, start, end: end.max(start) }
+        Span {
+            source,
+            start,
+            end: end.max(start),
+        }
     }
 
     /// The smallest span covering both (they must share a source).
     pub fn to(self, other: Span) -> Span {
-        Span::new(self.source, self.start.min(other.start), self.end.max(other.end))
+        Span::new(
+            self.source,
+            self.start.min(other.start),
+            self.end.max(other.end),
+        )
     }
 }
 
@@ -43,7 +51,13 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { span, message: message.into(), labels: Vec::new(), hints: Vec::new(), notes: Vec::new() }
+        Diagnostic {
+            span,
+            message: message.into(),
+            labels: Vec::new(),
+            hints: Vec::new(),
+            notes: Vec::new(),
+        }
     }
 
     pub fn with_label(mut self, span: Span, text: impl Into<String>) -> Diagnostic {
@@ -101,21 +115,35 @@ impl SourceMap {
             let end = floor_char_boundary(text, span.end.min(text.len())).max(start);
             (self.name(span.source).to_string(), start..end)
         };
-        let config = Config::default().with_color(color).with_index_type(IndexType::Byte);
+        let config = Config::default()
+            .with_color(color)
+            .with_index_type(IndexType::Byte);
         let mut report = Report::build(ReportKind::Error, clamp(diagnostic.span))
             .with_config(config)
             .with_message(&diagnostic.message);
-        let mut labels = diagnostic.labels.clone();
+        let mut labels: Vec<(usize, Span, String)> = diagnostic
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(k, (s, t))| (k, *s, t.clone()))
+            .collect();
         if labels.is_empty() {
-            labels.push((diagnostic.span, String::new()));
+            labels.push((0, diagnostic.span, String::new()));
         }
-        for (order, (span, text)) in labels.iter().enumerate() {
-            let mut label = Label::new(clamp(*span)).with_order(order as i32);
+        // In the order they appear in the text, so ariadne draws one section per source.
+        labels.sort_by_key(|(_, span, _)| (span.source, span.start));
+        for (order, span, text) in labels.iter() {
+            let order = *order;
+            let mut label = Label::new(clamp(*span));
             if !text.is_empty() {
                 label = label.with_message(text);
             }
             if color {
-                label = label.with_color(if order == 0 { Color::Red } else { Color::Yellow });
+                label = label.with_color(if order == 0 {
+                    Color::Red
+                } else {
+                    Color::Yellow
+                });
             }
             report = report.with_label(label);
         }
@@ -182,9 +210,15 @@ mod tests {
 
     #[test]
     fn near_misses() {
-        assert_eq!(near_miss("transpose", ["Transpose", "Tanh"]), Some("Transpose"));
+        assert_eq!(
+            near_miss("transpose", ["Transpose", "Tanh"]),
+            Some("Transpose")
+        );
         assert_eq!(near_miss("Sofmax", ["RowSoftmax", "Sum"]), None);
-        assert_eq!(near_miss("RowSofmax", ["RowSoftmax", "Sum"]), Some("RowSoftmax"));
+        assert_eq!(
+            near_miss("RowSofmax", ["RowSoftmax", "Sum"]),
+            Some("RowSoftmax")
+        );
         assert_eq!(near_miss("qq", ["zz"]), None);
     }
 
@@ -192,7 +226,8 @@ mod tests {
     fn rendering_names_file_line_and_column() {
         let mut map = SourceMap::default();
         let id = map.add("demo.tape", "x := y;\n");
-        let d = Diagnostic::new(Span::new(id, 5, 6), "unknown variable `y`").with_label(Span::new(id, 5, 6), "never assigned");
+        let d = Diagnostic::new(Span::new(id, 5, 6), "unknown variable `y`")
+            .with_label(Span::new(id, 5, 6), "never assigned");
         let text = map.render_to_string(&d);
         assert!(text.contains("demo.tape:1:6"), "{text}");
         assert!(text.contains("unknown variable `y`"));

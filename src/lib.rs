@@ -64,7 +64,11 @@ impl RunOptions {
 }
 
 /// Decodes a file's bytes; invalid UTF-8 is an error at the first bad byte.
-pub fn decode_source(sources: &mut SourceMap, name: &str, bytes: Vec<u8>) -> Result<usize, Diagnostic> {
+pub fn decode_source(
+    sources: &mut SourceMap,
+    name: &str,
+    bytes: Vec<u8>,
+) -> Result<usize, Diagnostic> {
     match String::from_utf8(bytes) {
         Ok(text) => Ok(sources.add(name, text)),
         Err(e) => {
@@ -86,13 +90,19 @@ fn report(sources: &SourceMap, errors: &[Diagnostic], color: bool, err: &mut dyn
 }
 
 /// Reads, parses and checks a file: the program, or every error found.
-fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<syntax::tree::Program, Vec<Diagnostic>> {
+fn load(
+    opts: &RunOptions,
+    sources: &mut SourceMap,
+) -> Result<syntax::tree::Program, Vec<Diagnostic>> {
     let name = opts.path.display().to_string();
     let bytes = match std::fs::read(&opts.path) {
         Ok(b) => b,
         Err(e) => {
             let id = sources.add(name.clone(), String::new());
-            return Err(vec![Diagnostic::new(Span::new(id, 0, 0), format!("cannot read `{name}`: {e}"))]);
+            return Err(vec![Diagnostic::new(
+                Span::new(id, 0, 0),
+                format!("cannot read `{name}`: {e}"),
+            )]);
         }
     };
     let id = decode_source(sources, &name, bytes).map_err(|d| vec![d])?;
@@ -100,7 +110,11 @@ fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<syntax::tree::Prog
     if errors.is_empty() {
         errors = eval::check::check(&program, &eval::check::Known::default(), false);
     }
-    if errors.is_empty() { Ok(program) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(program)
+    } else {
+        Err(errors)
+    }
 }
 
 /// `tapec check`: every error that can be found without running.
@@ -126,8 +140,14 @@ pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> 
         }
     };
     let mut interp = Interpreter::new(out);
-    interp.params = std::iter::once(opts.path.display().to_string()).chain(opts.args.iter().cloned()).collect();
-    interp.base_dir = opts.path.parent().map(Path::to_path_buf).unwrap_or_default();
+    interp.params = std::iter::once(opts.path.display().to_string())
+        .chain(opts.args.iter().cloned())
+        .collect();
+    interp.base_dir = opts
+        .path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
     if interp.base_dir.as_os_str().is_empty() {
         interp.base_dir = PathBuf::from(".");
     }
@@ -153,7 +173,11 @@ pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> 
 
 /// Runs a program held in memory and returns (stdout, stderr, exit status):
 /// what the tests use. Diagnostics are rendered without colour.
-pub fn run_captured(path: &Path, args: &[String], step_budget: Option<u64>) -> (String, String, i32) {
+pub fn run_captured(
+    path: &Path,
+    args: &[String],
+    step_budget: Option<u64>,
+) -> (String, String, i32) {
     let mut opts = RunOptions::new(path);
     opts.args = args.to_vec();
     opts.step_budget = step_budget;

@@ -32,7 +32,9 @@ enum Color {
 #[derive(Subcommand)]
 enum Command {
     /// Run a program; the arguments after it are ParamStr(1), ParamStr(2), ...
-    #[command(after_help = "Example:\n  tapec run programs/attention.tape\n  tapec run bench/gpt.tape 27 8 16 64 200")]
+    #[command(
+        after_help = "Example:\n  tapec run programs/attention.tape\n  tapec run bench/gpt.tape 27 8 16 64 200"
+    )]
     Run {
         file: PathBuf,
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
@@ -48,7 +50,10 @@ fn main() {
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,
-        Color::Auto => std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        Color::Auto => {
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
     };
     let code = match cli.command {
         Some(Command::Run { file, args }) => {
@@ -72,7 +77,10 @@ fn main() {
             tapec::check_file(&opts, &mut std::io::stderr())
         }
         None => {
-            let _ = writeln!(std::io::stderr(), "tapec: give a command; see `tapec --help`");
+            let _ = writeln!(
+                std::io::stderr(),
+                "tapec: give a command; see `tapec --help`"
+            );
             2
         }
     };

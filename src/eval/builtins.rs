@@ -52,9 +52,21 @@ fn value_op(name: &str) -> Option<Op> {
 }
 
 fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic {
-    let which = if b.min_args == 1 { "its argument".to_string() } else { format!("argument {}", position + 1) };
-    let mut d = Diagnostic::new(span, format!("{} takes {}, but {which} is {}", b.name, b.takes, v.describe()))
-        .with_label(span, v.describe());
+    let which = if b.min_args == 1 {
+        "its argument".to_string()
+    } else {
+        format!("argument {}", position + 1)
+    };
+    let mut d = Diagnostic::new(
+        span,
+        format!(
+            "{} takes {}, but {which} is {}",
+            b.name,
+            b.takes,
+            v.describe()
+        ),
+    )
+    .with_label(span, v.describe());
     if matches!(v, Value::Int(_) | Value::Real(..)) && b.takes.contains("matri") {
         d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
     }
@@ -63,10 +75,17 @@ fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic
 
 impl Interpreter {
     fn eval_args(&mut self, args: &[Arg]) -> Flow<Vec<(Value, Span)>> {
-        args.iter().map(|a| Ok((self.eval(&a.value)?, a.value.span))).collect()
+        args.iter()
+            .map(|a| Ok((self.eval(&a.value)?, a.value.span)))
+            .collect()
     }
 
-    pub(crate) fn call_builtin(&mut self, b: &'static Builtin, args: &[Arg], span: Span) -> Flow<Option<Value>> {
+    pub(crate) fn call_builtin(
+        &mut self,
+        b: &'static Builtin,
+        args: &[Arg],
+        span: Span,
+    ) -> Flow<Option<Value>> {
         let result = self.builtin_value(b, args, span)?;
         Ok(match b.kind {
             Kind::Function => Some(result.expect("functions give a value")),
@@ -74,7 +93,12 @@ impl Interpreter {
         })
     }
 
-    fn builtin_value(&mut self, b: &'static Builtin, args: &[Arg], span: Span) -> Flow<Option<Value>> {
+    fn builtin_value(
+        &mut self,
+        b: &'static Builtin,
+        args: &[Arg],
+        span: Span,
+    ) -> Flow<Option<Value>> {
         // Builtins that take a variable rather than a value, or print.
         match b.name {
             "Blame" => {
@@ -116,8 +140,16 @@ impl Interpreter {
                     let decimals = match &arg.decimals {
                         Some(d) => {
                             if v.as_number().is_none() && !matches!(v, Value::Matrix(..)) {
-                                return fail(Diagnostic::new(arg.value.span, format!("`:w:d` needs a number, but this is {}", v.describe()))
-                                    .with_label(arg.value.span, v.describe()));
+                                return fail(
+                                    Diagnostic::new(
+                                        arg.value.span,
+                                        format!(
+                                            "`:w:d` needs a number, but this is {}",
+                                            v.describe()
+                                        ),
+                                    )
+                                    .with_label(arg.value.span, v.describe()),
+                                );
                             }
                             Some(self.field_number(d)?)
                         }
@@ -148,8 +180,13 @@ impl Interpreter {
             return match v(0) {
                 Value::Int(n) if u == Unary::Abs => match n.checked_abs() {
                     Some(n) => Ok(Some(Value::Int(n))),
-                    None => fail(Diagnostic::new(span, "integer overflow: Abs of the smallest Integer does not fit in 64 bits")
-                        .with_label(s(0), "this value")),
+                    None => fail(
+                        Diagnostic::new(
+                            span,
+                            "integer overflow: Abs of the smallest Integer does not fit in 64 bits",
+                        )
+                        .with_label(s(0), "this value"),
+                    ),
                 },
                 Value::Int(_) | Value::Real(..) | Value::Matrix(..) => {
                     self.apply(Op::Unary(u), &[(v(0), s(0))], span).map(Some)
@@ -164,8 +201,15 @@ impl Interpreter {
                 }
             }
             if matches!(op, Op::HStack | Op::VStack) {
-                let (a, c) = (self.matrix(b, &vals, 0)?.dim(), self.matrix(b, &vals, 1)?.dim());
-                let (rows, cols) = if op == Op::HStack { (a.0, a.1 + c.1) } else { (a.0 + c.0, a.1) };
+                let (a, c) = (
+                    self.matrix(b, &vals, 0)?.dim(),
+                    self.matrix(b, &vals, 1)?.dim(),
+                );
+                let (rows, cols) = if op == Op::HStack {
+                    (a.0, a.1 + c.1)
+                } else {
+                    (a.0 + c.0, a.1)
+                };
                 self.check_size(rows, cols, span)?;
             }
             let refs: Vec<(&Value, Span)> = vals.iter().map(|(v, s)| (v, *s)).collect();
@@ -179,18 +223,36 @@ impl Interpreter {
                         return fail(kind_error(b, i, value, *at));
                     }
                 }
-                return self.apply(Op::Elementwise(Elementwise::Mul), &[(v(0), s(0)), (v(1), s(1))], span).map(Some);
+                return self
+                    .apply(
+                        Op::Elementwise(Elementwise::Mul),
+                        &[(v(0), s(0)), (v(1), s(1))],
+                        span,
+                    )
+                    .map(Some);
             }
             "Row" | "Col" => {
                 let m = self.matrix(b, &vals, 0)?;
-                let (count, what) = if b.name == "Row" { (m.nrows(), "row") } else { (m.ncols(), "column") };
+                let (count, what) = if b.name == "Row" {
+                    (m.nrows(), "row")
+                } else {
+                    (m.ncols(), "column")
+                };
                 let i = self.index(v(1), s(1), count, what)?;
-                let op = if b.name == "Row" { Op::RowRange(i, 1) } else { Op::ColRange(i, 1) };
+                let op = if b.name == "Row" {
+                    Op::RowRange(i, 1)
+                } else {
+                    Op::ColRange(i, 1)
+                };
                 return self.apply(op, &[(v(0), s(0))], span).map(Some);
             }
             "RowRange" | "ColRange" => {
                 let m = self.matrix(b, &vals, 0)?;
-                let (count, what) = if b.name == "RowRange" { (m.nrows(), "row") } else { (m.ncols(), "column") };
+                let (count, what) = if b.name == "RowRange" {
+                    (m.nrows(), "row")
+                } else {
+                    (m.ncols(), "column")
+                };
                 let first = self.index(v(1), s(1), count, what)?;
                 let n = self.expect_int(v(2), s(2), &format!("{}'s count", b.name))?;
                 if n < 1 || n as u64 > (count - first) as u64 {
@@ -202,14 +264,20 @@ impl Interpreter {
                     .with_label(s(2), format!("must be between 1 and {}", count - first))
                     .with_label(s(0), format!("this is a {}×{}", m.nrows(), m.ncols())));
                 }
-                let op = if b.name == "RowRange" { Op::RowRange(first, n as usize) } else { Op::ColRange(first, n as usize) };
+                let op = if b.name == "RowRange" {
+                    Op::RowRange(first, n as usize)
+                } else {
+                    Op::ColRange(first, n as usize)
+                };
                 return self.apply(op, &[(v(0), s(0))], span).map(Some);
             }
             "Embed" => {
                 let table = self.matrix(b, &vals, 0)?;
                 let ids = self.selectors(b, &vals, 1, table.nrows(), "row", "table")?;
                 self.check_size(ids.len(), table.ncols(), span)?;
-                return self.apply(Op::Embed(Rc::new(ids)), &[(v(0), s(0))], span).map(Some);
+                return self
+                    .apply(Op::Embed(Rc::new(ids)), &[(v(0), s(0))], span)
+                    .map(Some);
             }
             "CrossEntropy" => {
                 let logits = self.matrix(b, &vals, 0)?;
@@ -224,7 +292,9 @@ impl Interpreter {
                     .with_label(s(0), format!("{} rows", logits.nrows()))
                     .with_label(s(1), format!("{} targets", targets.len())));
                 }
-                return self.apply(Op::CrossEntropy(Rc::new(targets)), &[(v(0), s(0))], span).map(Some);
+                return self
+                    .apply(Op::CrossEntropy(Rc::new(targets)), &[(v(0), s(0))], span)
+                    .map(Some);
             }
             "Zeros" | "Ones" | "Random" | "Randn" => {
                 let (rows, cols) = self.dims(&vals, 0, span)?;
@@ -247,7 +317,10 @@ impl Interpreter {
                 let m = if b.name == "Eye" {
                     Array2::eye(n)
                 } else {
-                    Array2::from_shape_fn((n, n), |(i, j)| if j > i { f64::NEG_INFINITY } else { 0.0 })
+                    Array2::from_shape_fn(
+                        (n, n),
+                        |(i, j)| if j > i { f64::NEG_INFINITY } else { 0.0 },
+                    )
                 };
                 Value::Matrix(Rc::new(m), None)
             }
@@ -260,22 +333,41 @@ impl Interpreter {
                 let lo = self.expect_int(v(0), s(0), "RandInt's lowest value")?;
                 let hi = self.expect_int(v(1), s(1), "RandInt's highest value")?;
                 if lo > hi {
-                    return fail(Diagnostic::new(span, format!("RandInt({lo}, {hi}): the lowest value is above the highest"))
+                    return fail(
+                        Diagnostic::new(
+                            span,
+                            format!("RandInt({lo}, {hi}): the lowest value is above the highest"),
+                        )
                         .with_label(s(0), format!("{lo}"))
-                        .with_label(s(1), format!("{hi}")));
+                        .with_label(s(1), format!("{hi}")),
+                    );
                 }
                 Value::Int(self.rng.int_in(lo, hi))
             }
             "Sample" => {
                 let p = self.row_arg(b, &vals, 0)?;
                 if let Some(k) = p.iter().position(|w| *w < 0.0) {
-                    return fail(Diagnostic::new(s(0), format!("Sample's weights must not be negative, but column {} is {}", k + 1, format::real(p[k], 6)))
-                        .with_label(s(0), "these weights"));
+                    return fail(
+                        Diagnostic::new(
+                            s(0),
+                            format!(
+                                "Sample's weights must not be negative, but column {} is {}",
+                                k + 1,
+                                format::real(p[k], 6)
+                            ),
+                        )
+                        .with_label(s(0), "these weights"),
+                    );
                 }
                 let total: f64 = p.iter().sum();
                 if total <= 0.0 || !total.is_finite() {
-                    return fail(Diagnostic::new(s(0), "Sample's weights must have a positive, finite sum")
-                        .with_label(s(0), format!("these weights sum to {}", format::real(total, 6))));
+                    return fail(
+                        Diagnostic::new(s(0), "Sample's weights must have a positive, finite sum")
+                            .with_label(
+                                s(0),
+                                format!("these weights sum to {}", format::real(total, 6)),
+                            ),
+                    );
                 }
                 let target = self.rng.uniform() * total;
                 let mut running = 0.0;
@@ -305,17 +397,34 @@ impl Interpreter {
             "Round" | "Trunc" => match v(0) {
                 Value::Int(n) => Value::Int(*n),
                 Value::Real(x, _) => {
-                    let r = if b.name == "Round" { x.round() } else { x.trunc() };
+                    let r = if b.name == "Round" {
+                        x.round()
+                    } else {
+                        x.trunc()
+                    };
                     if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
-                        return fail(Diagnostic::new(s(0), format!("{}({}) does not fit in an Integer", b.name, format::real(*x, 6)))
-                            .with_label(s(0), "too large for 64 bits"));
+                        return fail(
+                            Diagnostic::new(
+                                s(0),
+                                format!(
+                                    "{}({}) does not fit in an Integer",
+                                    b.name,
+                                    format::real(*x, 6)
+                                ),
+                            )
+                            .with_label(s(0), "too large for 64 bits"),
+                        );
                     }
                     Value::Int(r as i64)
                 }
                 other => return fail(kind_error(b, 0, other, s(0))),
             },
             "Min" | "Max" => match (v(0), v(1)) {
-                (Value::Int(a), Value::Int(c)) => Value::Int(if b.name == "Min" { *a.min(c) } else { *a.max(c) }),
+                (Value::Int(a), Value::Int(c)) => Value::Int(if b.name == "Min" {
+                    *a.min(c)
+                } else {
+                    *a.max(c)
+                }),
                 _ => {
                     let a = self.number(b, &vals, 0)?;
                     let c = self.number(b, &vals, 1)?;
@@ -329,14 +438,27 @@ impl Interpreter {
                     Ok(bytes) => match String::from_utf8(bytes) {
                         Ok(text) => Value::Str(text.into()),
                         Err(e) => {
-                            return fail(Diagnostic::new(s(0), format!("`{path}` is not UTF-8 text (a bad byte at offset {})", e.utf8_error().valid_up_to()))
-                                .with_label(s(0), "this file"));
+                            return fail(
+                                Diagnostic::new(
+                                    s(0),
+                                    format!(
+                                        "`{path}` is not UTF-8 text (a bad byte at offset {})",
+                                        e.utf8_error().valid_up_to()
+                                    ),
+                                )
+                                .with_label(s(0), "this file"),
+                            );
                         }
                     },
                     Err(e) => {
-                        return fail(Diagnostic::new(s(0), format!("cannot read `{}`: {}", full.display(), io_reason(&e)))
+                        return fail(
+                            Diagnostic::new(
+                                s(0),
+                                format!("cannot read `{}`: {}", full.display(), io_reason(&e)),
+                            )
                             .with_label(s(0), "this path")
-                            .with_hint("a path is relative to the program file's folder"));
+                            .with_hint("a path is relative to the program file's folder"),
+                        );
                     }
                 }
             }
@@ -351,23 +473,42 @@ impl Interpreter {
                 let text = self.string(b, &vals, 0)?;
                 let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
                 if text.is_empty() {
-                    return fail(Diagnostic::new(s(0), "Encode of an empty string: there are no empty matrices")
-                        .with_label(s(0), "this string is empty"));
+                    return fail(
+                        Diagnostic::new(
+                            s(0),
+                            "Encode of an empty string: there are no empty matrices",
+                        )
+                        .with_label(s(0), "this string is empty"),
+                    );
                 }
                 self.check_size(1, text.chars().count(), span)?;
                 let mut ids = Vec::with_capacity(text.len());
                 for ch in text.chars() {
-                    match vocab.binary_search(&ch).ok().or_else(|| vocab.iter().position(|c| *c == ch)) {
+                    match vocab
+                        .binary_search(&ch)
+                        .ok()
+                        .or_else(|| vocab.iter().position(|c| *c == ch))
+                    {
                         Some(k) => ids.push(k as f64 + 1.0),
                         None => {
-                            return fail(Diagnostic::new(s(0), format!("the character {:?} is not in the vocabulary", ch))
+                            return fail(
+                                Diagnostic::new(
+                                    s(0),
+                                    format!("the character {:?} is not in the vocabulary", ch),
+                                )
                                 .with_label(s(1), "this vocabulary")
-                                .with_hint("build the vocabulary with Vocab(text) from the same text"));
+                                .with_hint(
+                                    "build the vocabulary with Vocab(text) from the same text",
+                                ),
+                            );
                         }
                     }
                 }
                 let n = ids.len();
-                Value::Matrix(Rc::new(Array2::from_shape_vec((1, n), ids).expect("1×n")), None)
+                Value::Matrix(
+                    Rc::new(Array2::from_shape_vec((1, n), ids).expect("1×n")),
+                    None,
+                )
             }
             "Decode" => {
                 let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
@@ -380,9 +521,19 @@ impl Interpreter {
                 match usize::try_from(i).ok().and_then(|i| self.params.get(i)) {
                     Some(p) => Value::Str(p.as_str().into()),
                     None => {
-                        return fail(Diagnostic::new(s(0), format!("there is no argument {i}: ParamCount is {}", self.params.len() - 1))
+                        return fail(
+                            Diagnostic::new(
+                                s(0),
+                                format!(
+                                    "there is no argument {i}: ParamCount is {}",
+                                    self.params.len() - 1
+                                ),
+                            )
                             .with_label(s(0), "out of range")
-                            .with_hint("give arguments after the program: `tapec run FILE ARGS...`"));
+                            .with_hint(
+                                "give arguments after the program: `tapec run FILE ARGS...`",
+                            ),
+                        );
                     }
                 }
             }
@@ -397,20 +548,33 @@ impl Interpreter {
                 match parsed {
                     Some(n) => Value::Int(n),
                     None => {
-                        return fail(Diagnostic::new(s(0), format!("StrToInt: {:?} is not an Integer", &*text))
+                        return fail(
+                            Diagnostic::new(
+                                s(0),
+                                format!("StrToInt: {:?} is not an Integer", &*text),
+                            )
                             .with_label(s(0), "this string")
-                            .with_hint("an Integer is an optional sign and digits, within 64 bits"));
+                            .with_hint("an Integer is an optional sign and digits, within 64 bits"),
+                        );
                     }
                 }
             }
             "StrToFloat" => {
                 let text = self.string(b, &vals, 0)?;
-                let ok = !text.is_empty() && text.bytes().all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
+                let ok = !text.is_empty()
+                    && text
+                        .bytes()
+                        .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
                 match text.parse::<f64>() {
                     Ok(x) if ok => Value::Real(x, None),
                     _ => {
-                        return fail(Diagnostic::new(s(0), format!("StrToFloat: {:?} is not a number", &*text))
-                            .with_label(s(0), "this string"));
+                        return fail(
+                            Diagnostic::new(
+                                s(0),
+                                format!("StrToFloat: {:?} is not a number", &*text),
+                            )
+                            .with_label(s(0), "this string"),
+                        );
                     }
                 }
             }
@@ -425,8 +589,13 @@ impl Interpreter {
                 let path = self.string(b, &vals, 1)?;
                 let full = self.base_dir.join(&*path);
                 if let Err(e) = std::fs::write(&full, crate::eval::plot::svg(&m)) {
-                    return fail(Diagnostic::new(s(1), format!("cannot write `{}`: {}", full.display(), io_reason(&e)))
-                        .with_label(s(1), "this path"));
+                    return fail(
+                        Diagnostic::new(
+                            s(1),
+                            format!("cannot write `{}`: {}", full.display(), io_reason(&e)),
+                        )
+                        .with_label(s(1), "this path"),
+                    );
                 }
                 return Ok(None);
             }
@@ -450,8 +619,16 @@ impl Interpreter {
         let v = self.eval(e)?;
         match v {
             Value::Int(n) if (0..=1000).contains(&n) => Ok(n as usize),
-            other => fail(Diagnostic::new(e.span, format!("a field width must be an Integer from 0 to 1000, but this is {}", super::format::value(&other)))
-                .with_label(e.span, "field width")),
+            other => fail(
+                Diagnostic::new(
+                    e.span,
+                    format!(
+                        "a field width must be an Integer from 0 to 1000, but this is {}",
+                        super::format::value(&other)
+                    ),
+                )
+                .with_label(e.span, "field width"),
+            ),
         }
     }
 
@@ -463,7 +640,10 @@ impl Interpreter {
     }
 
     fn number(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<f64> {
-        vals[i].0.as_number().map_or_else(|| fail(kind_error(b, i, &vals[i].0, vals[i].1)), Ok)
+        vals[i]
+            .0
+            .as_number()
+            .map_or_else(|| fail(kind_error(b, i, &vals[i].0, vals[i].1)), Ok)
     }
 
     fn string(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Rc<str>> {
@@ -477,30 +657,63 @@ impl Interpreter {
     fn row_arg(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Vec<f64>> {
         let m = self.matrix(b, vals, i)?;
         if m.nrows() != 1 {
-            return fail(Diagnostic::new(vals[i].1, format!("{} takes a 1×n row, but this is a {}×{}", b.name, m.nrows(), m.ncols()))
-                .with_label(vals[i].1, format!("{} rows", m.nrows())));
+            return fail(
+                Diagnostic::new(
+                    vals[i].1,
+                    format!(
+                        "{} takes a 1×n row, but this is a {}×{}",
+                        b.name,
+                        m.nrows(),
+                        m.ncols()
+                    ),
+                )
+                .with_label(vals[i].1, format!("{} rows", m.nrows())),
+            );
         }
         Ok(m.iter().copied().collect())
     }
 
     /// A 1×T row of whole numbers from 1 to `count`, made 0-based.
-    fn selectors(&self, b: &Builtin, vals: &[(Value, Span)], i: usize, count: usize, what: &str, of: &str) -> Flow<Vec<usize>> {
+    fn selectors(
+        &self,
+        b: &Builtin,
+        vals: &[(Value, Span)],
+        i: usize,
+        count: usize,
+        what: &str,
+        of: &str,
+    ) -> Flow<Vec<usize>> {
         let span = vals[i].1;
         let row = self.row_arg(b, vals, i)?;
         let mut out = Vec::with_capacity(row.len());
         for (k, x) in row.iter().enumerate() {
             if x.fract() != 0.0 || !x.is_finite() {
-                return fail(Diagnostic::new(span, format!("{}: element {} is {}, not a whole {what} number", b.name, k + 1, format::real(*x, 6)))
-                    .with_label(span, "these must be whole numbers"));
+                return fail(
+                    Diagnostic::new(
+                        span,
+                        format!(
+                            "{}: element {} is {}, not a whole {what} number",
+                            b.name,
+                            k + 1,
+                            format::real(*x, 6)
+                        ),
+                    )
+                    .with_label(span, "these must be whole numbers"),
+                );
             }
             if *x < 1.0 || *x > count as f64 {
-                return fail(Diagnostic::new(span, format!(
-                    "{}: element {} is {}, but the {of} has {count} {what}s",
-                    b.name,
-                    k + 1,
-                    format::real(*x, 0)
-                ))
-                .with_label(span, format!("each must be from 1 to {count}")));
+                return fail(
+                    Diagnostic::new(
+                        span,
+                        format!(
+                            "{}: element {} is {}, but the {of} has {count} {what}s",
+                            b.name,
+                            k + 1,
+                            format::real(*x, 0)
+                        ),
+                    )
+                    .with_label(span, format!("each must be from 1 to {count}")),
+                );
             }
             out.push(*x as usize - 1);
         }
@@ -511,8 +724,13 @@ impl Interpreter {
     fn size(&self, v: &Value, span: Span) -> Flow<usize> {
         let n = self.expect_int(v, span, "a matrix size")?;
         if n < 1 {
-            return fail(Diagnostic::new(span, format!("a matrix size must be at least 1, but this is {n}"))
-                .with_label(span, "there are no empty matrices"));
+            return fail(
+                Diagnostic::new(
+                    span,
+                    format!("a matrix size must be at least 1, but this is {n}"),
+                )
+                .with_label(span, "there are no empty matrices"),
+            );
         }
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
@@ -531,8 +749,13 @@ impl Interpreter {
         let total = n as u64;
         let restart = self.progress.as_ref().is_none_or(|p| p.total != total);
         if restart {
-            let bar = indicatif::ProgressBar::with_draw_target(Some(total), indicatif::ProgressDrawTarget::stderr());
-            if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta}") {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(total),
+                indicatif::ProgressDrawTarget::stderr(),
+            );
+            if let Ok(style) =
+                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta}")
+            {
                 bar.set_style(style);
             }
             self.progress = Some(ProgressBar { bar, total });

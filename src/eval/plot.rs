@@ -5,7 +5,9 @@ use ndarray::Array2;
 const WIDTH: f64 = 640.0;
 const HEIGHT: f64 = 400.0;
 const MARGIN: f64 = 50.0;
-const COLOURS: [&str; 6] = ["#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"];
+const COLOURS: [&str; 6] = [
+    "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b",
+];
 
 fn number(x: f64) -> String {
     let s = format!("{x:.4}");
@@ -19,9 +21,21 @@ pub fn svg(m: &Array2<f64>) -> String {
     let lo = finite().fold(f64::INFINITY, f64::min);
     let hi = finite().fold(f64::NEG_INFINITY, f64::max);
     let (lo, hi) = if lo.is_finite() { (lo, hi) } else { (0.0, 1.0) };
-    let (lo, hi) = if hi > lo { (lo, hi) } else { (lo - 0.5, hi + 0.5) };
+    let (lo, hi) = if hi > lo {
+        (lo, hi)
+    } else {
+        (lo - 0.5, hi + 0.5)
+    };
     let steps = m.ncols();
-    let x_of = |k: usize| MARGIN + (WIDTH - 2.0 * MARGIN) * if steps > 1 { k as f64 / (steps - 1) as f64 } else { 0.5 };
+    let x_of = |k: usize| {
+        MARGIN
+            + (WIDTH - 2.0 * MARGIN)
+                * if steps > 1 {
+                    k as f64 / (steps - 1) as f64
+                } else {
+                    0.5
+                }
+    };
     let y_of = |v: f64| HEIGHT - MARGIN - (HEIGHT - 2.0 * MARGIN) * (v - lo) / (hi - lo);
     let mut out = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{HEIGHT}\" viewBox=\"0 0 {WIDTH} {HEIGHT}\">\n\

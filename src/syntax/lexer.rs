@@ -40,7 +40,9 @@ fn parse_integer(lex: &mut logos::Lexer<RawToken>) -> Result<i64, LexError> {
 }
 
 fn parse_real(lex: &mut logos::Lexer<RawToken>) -> Result<f64, LexError> {
-    lex.slice().parse().map_err(|_| LexError::UnexpectedCharacter)
+    lex.slice()
+        .parse()
+        .map_err(|_| LexError::UnexpectedCharacter)
 }
 
 fn digit_after_dot() -> Result<(), LexError> {
@@ -273,8 +275,11 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
         LexError::UnexpectedCharacter => {
             let ch = text.chars().next().unwrap_or(' ');
             let span = Span::new(span.source, span.start, span.start + ch.len_utf8());
-            let mut d = Diagnostic::new(span, format!("unexpected character `{}`", ch.escape_debug()))
-                .with_label(span, "not part of any token");
+            let mut d = Diagnostic::new(
+                span,
+                format!("unexpected character `{}`", ch.escape_debug()),
+            )
+            .with_label(span, "not part of any token");
             if ch.is_alphabetic() {
                 d = d.with_hint("names are made of ASCII letters, digits and `_`");
             } else if ch == '"' {
@@ -282,25 +287,36 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
             }
             d
         }
-        LexError::UnterminatedString => Diagnostic::new(span, "this string runs past the end of its line")
-            .with_label(span, "no closing `'` on this line")
-            .with_hint("close the string with `'` before the line ends; write `''` for a quote inside it"),
+        LexError::UnterminatedString => Diagnostic::new(
+            span,
+            "this string runs past the end of its line",
+        )
+        .with_label(span, "no closing `'` on this line")
+        .with_hint(
+            "close the string with `'` before the line ends; write `''` for a quote inside it",
+        ),
         LexError::UnterminatedComment => {
             let opener = if text.starts_with('{') { "{" } else { "(*" };
             let closer = if opener == "{" { "}" } else { "*)" };
             let head = Span::new(span.source, span.start, span.start + opener.len());
-            Diagnostic::new(head, "this comment is never closed")
-                .with_label(head, format!("the comment starts here and no `{closer}` follows"))
+            Diagnostic::new(head, "this comment is never closed").with_label(
+                head,
+                format!("the comment starts here and no `{closer}` follows"),
+            )
         }
         LexError::IntegerTooLarge => Diagnostic::new(span, "this integer is too large")
             .with_label(span, "larger than 9223372036854775807")
             .with_hint("integers are 64-bit; write a real such as `1.0e20` for a large number"),
-        LexError::DigitAfterDot => Diagnostic::new(span, "a real number needs digits after its dot")
-            .with_label(span, "no digit after the `.`")
-            .with_hint(format!("write `{}0`", text)),
-        LexError::DigitBeforeDot => Diagnostic::new(span, "a real number needs a digit before its dot")
-            .with_label(span, "no digit before the `.`")
-            .with_hint(format!("write `0{}`", text)),
+        LexError::DigitAfterDot => {
+            Diagnostic::new(span, "a real number needs digits after its dot")
+                .with_label(span, "no digit after the `.`")
+                .with_hint(format!("write `{}0`", text))
+        }
+        LexError::DigitBeforeDot => {
+            Diagnostic::new(span, "a real number needs a digit before its dot")
+                .with_label(span, "no digit before the `.`")
+                .with_hint(format!("write `0{}`", text))
+        }
     }
 }
 
@@ -367,7 +383,10 @@ mod tests {
 
     fn kinds(text: &str) -> Vec<Token> {
         let (tokens, errors) = lex(text, 0);
-        assert!(errors.is_empty(), "unexpected errors for {text:?}: {errors:?}");
+        assert!(
+            errors.is_empty(),
+            "unexpected errors for {text:?}: {errors:?}"
+        );
         tokens.into_iter().map(|(t, _)| t).collect()
     }
 
@@ -454,8 +473,15 @@ mod tests {
         assert_eq!(first_error("x := 1.;").1, 5);
         assert!(first_error("x := .5;").0.contains("digit before"));
         assert!(first_error("x := 1.e5;").0.contains("digits after"));
-        assert!(first_error("x := 9223372036854775808;").0.contains("too large"));
-        assert_eq!(first_error("x := 'abc\n';").0, "this string runs past the end of its line");
+        assert!(
+            first_error("x := 9223372036854775808;")
+                .0
+                .contains("too large")
+        );
+        assert_eq!(
+            first_error("x := 'abc\n';").0,
+            "this string runs past the end of its line"
+        );
         assert_eq!(first_error("x := 1 # 2").1, 7);
         let (msg, start, end) = first_error("été := 1");
         assert!(msg.contains('é'));

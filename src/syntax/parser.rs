@@ -21,6 +21,9 @@ pub const MAX_NESTING: usize = 256;
 
 type Extra<'t> = extra::Err<Rich<'t, Token, SimpleSpan>>;
 
+/// One `op operand` step of a chain, with the operator's span.
+type OperatorAndOperand = ((BinaryOp, Span), Expr);
+
 /// Lexes and parses one text. The tree is returned even when there are
 /// errors; the parts that did not parse are `Error` nodes.
 pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
@@ -36,10 +39,18 @@ pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
 }
 
 /// Parses tokens that are already lexed.
-pub fn parse_tokens(tokens: &[(Token, Span)], len: usize, source: SourceId) -> (Program, Vec<Diagnostic>) {
-    let simple: Vec<(Token, SimpleSpan)> =
-        tokens.iter().map(|(t, s)| (t.clone(), SimpleSpan::from(s.start..s.end))).collect();
-    let input = simple.as_slice().map(SimpleSpan::from(len..len), |(t, s)| (t, s));
+pub fn parse_tokens(
+    tokens: &[(Token, Span)],
+    len: usize,
+    source: SourceId,
+) -> (Program, Vec<Diagnostic>) {
+    let simple: Vec<(Token, SimpleSpan)> = tokens
+        .iter()
+        .map(|(t, s)| (t.clone(), SimpleSpan::from(s.start..s.end)))
+        .collect();
+    let input = simple
+        .as_slice()
+        .map(SimpleSpan::from(len..len), |(t, s)| (t, s));
     let (program, errors) = program_parser(source).parse(input).into_output_errors();
     let mut diagnostics = Vec::new();
     for error in errors {
@@ -73,6 +84,12 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
     let mut expected: Vec<String> = error.expected().filter_map(describe).collect();
     expected.sort();
     expected.dedup();
+    if expected.iter().any(|e| e == "an expression") {
+        expected.retain(|e| e != "`-`" && e != "`not`");
+    }
+    if expected.len() > 4 && expected.iter().any(|e| e == "`;`") {
+        expected = vec!["`;`".to_string(), "an operator".to_string()];
+    }
     let wanted = match expected.len() {
         0 => String::new(),
         1 => expected[0].clone(),
@@ -85,12 +102,14 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
         _ => format!("expected {wanted}, found {found}"),
     };
     let label = match error.found() {
-        Some(_) => format!("unexpected {found}"),
+        Some(_) => "not expected here".to_string(),
         None => "the file ends here".to_string(),
     };
     let mut d = Diagnostic::new(span, message).with_label(span, label);
     match error.found() {
-        Some(Token::Else) => d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`"),
+        Some(Token::Else) => {
+            d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`")
+        }
         Some(Token::Eq) => d = d.with_hint("assignment is written `:=`"),
         None if expected.iter().any(|e| e == "`end`") => {
             d = d.with_hint("a `begin` or `tape` block is still open: close it with `end`")
@@ -111,11 +130,11 @@ pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
     let mut prefix_run = 0usize;
     for (i, (token, span)) in tokens.iter().enumerate() {
         match token {
-            Token::LParen | Token::LBracket | Token::Begin | Token::Tape | Token::Repeat => frames.push(0),
-            Token::RParen | Token::RBracket | Token::End | Token::Until => {
-                if frames.len() > 1 {
-                    hanging -= frames.pop().unwrap_or(0);
-                }
+            Token::LParen | Token::LBracket | Token::Begin | Token::Tape | Token::Repeat => {
+                frames.push(0)
+            }
+            Token::RParen | Token::RBracket | Token::End | Token::Until if frames.len() > 1 => {
+                hanging -= frames.pop().unwrap_or(0);
             }
             Token::Then | Token::Else | Token::Do => {
                 if let Some(top) = frames.last_mut() {
@@ -145,9 +164,12 @@ pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
         let depth = frames.len() - 1 + hanging + prefix_run;
         if depth > MAX_NESTING {
             return Some(
-                Diagnostic::new(*span, format!("the program is nested more than {MAX_NESTING} levels deep"))
-                    .with_label(*span, format!("nesting passes {MAX_NESTING} levels here"))
-                    .with_hint("split the deep part into smaller steps, with variables or routines"),
+                Diagnostic::new(
+                    *span,
+                    format!("the program is nested more than {MAX_NESTING} levels deep"),
+                )
+                .with_label(*span, format!("nesting passes {MAX_NESTING} levels here"))
+                .with_hint("split the deep part into smaller steps, with variables or routines"),
             );
         }
     }
@@ -161,7 +183,10 @@ where
     let sp = move |s: SimpleSpan| Span::new(source, s.start, s.end);
 
     let ident = select! { Token::Ident(name) => name }
-        .map_with(move |text, e| Name { text, span: sp(e.span()) })
+        .map_with(move |text, e| Name {
+            text,
+            span: sp(e.span()),
+        })
         .labelled("a name");
 
     let type_name = select! { Token::Ident(name) => name }
@@ -179,7 +204,11 @@ where
             .clone()
             .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
             .then(just(Token::Colon).ignore_then(expr.clone()).or_not())
-            .map(|((value, width), decimals)| Arg { value, width, decimals });
+            .map(|((value, width), decimals)| Arg {
+                value,
+                width,
+                decimals,
+            });
         let args = arg
             .separated_by(just(Token::Comma))
             .collect::<Vec<_>>()
@@ -193,7 +222,11 @@ where
             Token::False => ExprKind::Bool(false),
         };
 
-        let elements = expr.clone().separated_by(just(Token::Comma)).at_least(1).collect::<Vec<_>>();
+        let elements = expr
+            .clone()
+            .separated_by(just(Token::Comma))
+            .at_least(1)
+            .collect::<Vec<_>>();
         let row = elements
             .clone()
             .delimited_by(just(Token::LBracket), just(Token::RBracket))
@@ -208,16 +241,23 @@ where
             .or(row.map(|r| ExprKind::Matrix(vec![r])))
             .labelled("a matrix");
 
-        let call_or_name = ident.clone().then(args.or_not()).map(|(name, args)| match args {
+        let call_or_name = ident.then(args.or_not()).map(|(name, args)| match args {
             Some(args) => ExprKind::Call { name, args },
             None => ExprKind::Name(name),
         });
 
         let atom = choice((literal, matrix, call_or_name))
-            .map_with(move |kind, e| Expr { kind, span: sp(e.span()) })
-            .or(expr.clone().delimited_by(just(Token::LParen), just(Token::RParen)).map_with(
-                move |inner: Expr, e| Expr { kind: inner.kind, span: sp(e.span()) },
-            ))
+            .map_with(move |kind, e| Expr {
+                kind,
+                span: sp(e.span()),
+            })
+            .or(expr
+                .clone()
+                .delimited_by(just(Token::LParen), just(Token::RParen))
+                .map_with(move |inner: Expr, e| Expr {
+                    kind: inner.kind,
+                    span: sp(e.span()),
+                }))
             .labelled("an expression")
             .boxed();
 
@@ -228,7 +268,11 @@ where
             .delimited_by(just(Token::LBracket), just(Token::RBracket));
         let postfix = atom
             .foldl_with(index.repeated(), move |target, (row, col), e| Expr {
-                kind: ExprKind::Index { target: Box::new(target), row: Box::new(row), col: Box::new(col) },
+                kind: ExprKind::Index {
+                    target: Box::new(target),
+                    row: Box::new(row),
+                    col: Box::new(col),
+                },
                 span: sp(e.span()),
             })
             .boxed();
@@ -238,7 +282,11 @@ where
             .repeated()
             .foldr(postfix, |op_span: Span, operand: Expr| Expr {
                 span: op_span.to(operand.span),
-                kind: ExprKind::Unary { op: UnaryOp::Neg, op_span, operand: Box::new(operand) },
+                kind: ExprKind::Unary {
+                    op: UnaryOp::Neg,
+                    op_span,
+                    operand: Box::new(operand),
+                },
             })
             .boxed();
 
@@ -246,14 +294,27 @@ where
                      op: chumsky::Boxed<'t, 't, I, BinaryOp, Extra<'t>>| {
             operand
                 .clone()
-                .then(op.map_with(move |op, e| (op, sp(e.span()))).then(operand).repeated().collect::<Vec<_>>())
-                .map(|(first, rest): (Expr, Vec<((BinaryOp, Span), Expr)>)| {
+                .then(
+                    op.map_with(move |op, e| (op, sp(e.span())))
+                        .then(operand)
+                        .repeated()
+                        .collect::<Vec<_>>(),
+                )
+                .map(|(first, rest): (Expr, Vec<OperatorAndOperand>)| {
                     if rest.is_empty() {
                         return first;
                     }
-                    let span = first.span.to(rest.last().map_or(first.span, |(_, e)| e.span));
+                    let span = first
+                        .span
+                        .to(rest.last().map_or(first.span, |(_, e)| e.span));
                     let rest = rest.into_iter().map(|((op, s), e)| (op, s, e)).collect();
-                    Expr { kind: ExprKind::Chain { first: Box::new(first), rest }, span }
+                    Expr {
+                        kind: ExprKind::Chain {
+                            first: Box::new(first),
+                            rest,
+                        },
+                        span,
+                    }
                 })
                 .boxed()
         };
@@ -265,7 +326,8 @@ where
             Token::Mod => BinaryOp::Mod,
         }
         .boxed();
-        let sum_op = select! { Token::Plus => BinaryOp::Add, Token::Minus => BinaryOp::Sub }.boxed();
+        let sum_op =
+            select! { Token::Plus => BinaryOp::Add, Token::Minus => BinaryOp::Sub }.boxed();
         let compare_op = select! {
             Token::Eq => BinaryOp::Eq,
             Token::Ne => BinaryOp::Ne,
@@ -283,7 +345,11 @@ where
             .repeated()
             .foldr(comparison, |op_span: Span, operand: Expr| Expr {
                 span: op_span.to(operand.span),
-                kind: ExprKind::Unary { op: UnaryOp::Not, op_span, operand: Box::new(operand) },
+                kind: ExprKind::Unary {
+                    op: UnaryOp::Not,
+                    op_span,
+                    operand: Box::new(operand),
+                },
             })
             .boxed();
         let and = chain(not, just(Token::And).to(BinaryOp::And).boxed());
@@ -291,16 +357,25 @@ where
     });
 
     let var_group = ident
-        .clone()
         .separated_by(just(Token::Comma))
         .at_least(1)
         .collect::<Vec<_>>()
         .then_ignore(just(Token::Colon))
-        .then(type_name.clone())
-        .map(|(names, ty)| names.into_iter().map(|name| VarDecl { name, ty: Some(ty) }).collect::<Vec<_>>());
+        .then(type_name)
+        .map(|(names, ty)| {
+            names
+                .into_iter()
+                .map(|name| VarDecl { name, ty: Some(ty) })
+                .collect::<Vec<_>>()
+        });
     let var_section = just(Token::Var)
         .ignore_then(var_group.clone())
-        .then(just(Token::Semi).ignore_then(var_group).repeated().collect::<Vec<_>>())
+        .then(
+            just(Token::Semi)
+                .ignore_then(var_group)
+                .repeated()
+                .collect::<Vec<_>>(),
+        )
         .map(|(first, rest)| {
             let mut all = first;
             all.extend(rest.into_iter().flatten());
@@ -309,12 +384,16 @@ where
         .boxed();
 
     let param_group = ident
-        .clone()
         .separated_by(just(Token::Comma))
         .at_least(1)
         .collect::<Vec<_>>()
-        .then(just(Token::Colon).ignore_then(type_name.clone()).or_not())
-        .map(|(names, ty)| names.into_iter().map(|name| Param { name, ty }).collect::<Vec<_>>());
+        .then(just(Token::Colon).ignore_then(type_name).or_not())
+        .map(|(names, ty)| {
+            names
+                .into_iter()
+                .map(|name| Param { name, ty })
+                .collect::<Vec<_>>()
+        });
     let params = param_group
         .separated_by(just(Token::Semi))
         .collect::<Vec<_>>()
@@ -334,7 +413,11 @@ where
     .rewind();
 
     let stmt = recursive(|stmt| {
-        let block_body = stmt.clone().separated_by(just(Token::Semi)).collect::<Vec<_>>().boxed();
+        let block_body = stmt
+            .clone()
+            .separated_by(just(Token::Semi))
+            .collect::<Vec<_>>()
+            .boxed();
 
         let begin = just(Token::Begin)
             .ignore_then(block_body.clone())
@@ -351,27 +434,38 @@ where
             .then_ignore(just(Token::Then))
             .then(stmt.clone())
             .then(just(Token::Else).ignore_then(stmt.clone()).or_not())
-            .map(|((cond, then), otherwise): ((Expr, Stmt), Option<Stmt>)| StmtKind::If {
-                cond,
-                then: Box::new(then),
-                otherwise: otherwise.map(Box::new),
-            });
+            .map(
+                |((cond, then), otherwise): ((Expr, Stmt), Option<Stmt>)| StmtKind::If {
+                    cond,
+                    then: Box::new(then),
+                    otherwise: otherwise.map(Box::new),
+                },
+            );
 
         let for_ = just(Token::For)
-            .ignore_then(ident.clone())
+            .ignore_then(ident)
             .then_ignore(just(Token::Assign))
             .then(expr.clone())
             .then(just(Token::To).to(false).or(just(Token::Downto).to(true)))
             .then(expr.clone())
             .then_ignore(just(Token::Do))
             .then(stmt.clone())
-            .map(|((((var, from), down), to), body)| StmtKind::For { var, from, to, down, body: Box::new(body) });
+            .map(|((((var, from), down), to), body)| StmtKind::For {
+                var,
+                from,
+                to,
+                down,
+                body: Box::new(body),
+            });
 
         let while_ = just(Token::While)
             .ignore_then(expr.clone())
             .then_ignore(just(Token::Do))
             .then(stmt.clone())
-            .map(|(cond, body)| StmtKind::While { cond, body: Box::new(body) });
+            .map(|(cond, body)| StmtKind::While {
+                cond,
+                body: Box::new(body),
+            });
 
         let repeat = just(Token::Repeat)
             .ignore_then(block_body.clone())
@@ -382,24 +476,30 @@ where
         let routine = just(Token::Procedure)
             .to(false)
             .or(just(Token::Function).to(true))
-            .then(ident.clone())
+            .then(ident)
             .then(params.clone())
-            .then(just(Token::Colon).ignore_then(type_name.clone()).or_not())
+            .then(just(Token::Colon).ignore_then(type_name).or_not())
             .map_with(move |header, e| (header, sp(e.span())))
             .then_ignore(just(Token::Semi))
             .then(var_section.clone().then_ignore(just(Token::Semi)).or_not())
-            .then(just(Token::Begin).ignore_then(block_body.clone()).then_ignore(just(Token::End)))
-            .map(|((((((is_function, name), params), result), header), locals), body)| {
-                StmtKind::Routine(Rc::new(Routine {
-                    name,
-                    is_function,
-                    params,
-                    result,
-                    locals: locals.unwrap_or_default(),
-                    body,
-                    header,
-                }))
-            });
+            .then(
+                just(Token::Begin)
+                    .ignore_then(block_body.clone())
+                    .then_ignore(just(Token::End)),
+            )
+            .map(
+                |((((((is_function, name), params), result), header), locals), body)| {
+                    StmtKind::Routine(Rc::new(Routine {
+                        name,
+                        is_function,
+                        params,
+                        result,
+                        locals: locals.unwrap_or_default(),
+                        body,
+                        header,
+                    }))
+                },
+            );
 
         let var = var_section.clone().map(StmtKind::Var);
 
@@ -432,19 +532,34 @@ where
 
         let empty = statement_end.clone().to(StmtKind::Empty);
 
-        choice((begin, tape, if_, for_, while_, repeat, routine, var, simple, empty))
-            .map_with(move |kind, e| Stmt { kind, span: sp(e.span()) })
-            .then_ignore(statement_end.clone().or(just(Token::Else).ignored().rewind()))
-            .labelled("a statement")
-            .recover_with(skip_until(
-                any().ignored(),
-                statement_end.clone(),
-                move || Stmt { kind: StmtKind::Error, span: Span::new(source, 0, 0) },
-            ))
-            .boxed()
+        choice((
+            begin, tape, if_, for_, while_, repeat, routine, var, simple, empty,
+        ))
+        .map_with(move |kind, e| Stmt {
+            kind,
+            span: sp(e.span()),
+        })
+        .then_ignore(
+            statement_end
+                .clone()
+                .or(just(Token::Else).ignored().rewind()),
+        )
+        .labelled("a statement")
+        .recover_with(skip_until(
+            any().ignored(),
+            statement_end.clone(),
+            move || Stmt {
+                kind: StmtKind::Error,
+                span: Span::new(source, 0, 0),
+            },
+        ))
+        .boxed()
     });
 
-    let header = just(Token::Program).ignore_then(ident.clone()).then_ignore(just(Token::Semi)).or_not();
+    let header = just(Token::Program)
+        .ignore_then(ident)
+        .then_ignore(just(Token::Semi))
+        .or_not();
     header
         .then(stmt.separated_by(just(Token::Semi)).collect::<Vec<_>>())
         .then_ignore(just(Token::Dot).or_not())
@@ -464,7 +579,11 @@ mod tests {
 
     fn only_stmt(text: &str) -> StmtKind {
         let program = parse_ok(text);
-        let mut real: Vec<_> = program.body.into_iter().filter(|s| s.kind != StmtKind::Empty).collect();
+        let mut real: Vec<_> = program
+            .body
+            .into_iter()
+            .filter(|s| s.kind != StmtKind::Empty)
+            .collect();
         assert_eq!(real.len(), 1, "{text}");
         real.remove(0).kind
     }
@@ -492,7 +611,11 @@ mod tests {
         // `not a = b` is `not (a = b)`
         let e = expr_of("not a = b");
         match e.kind {
-            ExprKind::Unary { op: UnaryOp::Not, operand, .. } => {
+            ExprKind::Unary {
+                op: UnaryOp::Not,
+                operand,
+                ..
+            } => {
                 assert!(matches!(operand.kind, ExprKind::Chain { .. }))
             }
             other => panic!("{other:?}"),

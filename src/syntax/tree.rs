@@ -77,11 +77,25 @@ pub enum ExprKind {
     Name(Name),
     /// Rows of element expressions; `[a, b]` is one row.
     Matrix(Vec<(Vec<Expr>, Span)>),
-    Call { name: Name, args: Vec<Arg> },
-    Index { target: Box<Expr>, row: Box<Expr>, col: Box<Expr> },
-    Unary { op: UnaryOp, op_span: Span, operand: Box<Expr> },
+    Call {
+        name: Name,
+        args: Vec<Arg>,
+    },
+    Index {
+        target: Box<Expr>,
+        row: Box<Expr>,
+        col: Box<Expr>,
+    },
+    Unary {
+        op: UnaryOp,
+        op_span: Span,
+        operand: Box<Expr>,
+    },
     /// `first op1 e1 op2 e2 ...`, grouped to the left.
-    Chain { first: Box<Expr>, rest: Vec<(BinaryOp, Span, Expr)> },
+    Chain {
+        first: Box<Expr>,
+        rest: Vec<(BinaryOp, Span, Expr)>,
+    },
     /// Stands in for text that did not parse; its error is already reported.
     Error,
 }
@@ -160,16 +174,43 @@ pub struct Stmt {
 #[derive(Debug, Clone, PartialEq)]
 pub enum StmtKind {
     Empty,
-    Assign { target: Name, value: Expr },
-    AssignIndex { target: Name, row: Expr, col: Expr, value: Expr },
+    Assign {
+        target: Name,
+        value: Expr,
+    },
+    AssignIndex {
+        target: Name,
+        row: Expr,
+        col: Expr,
+        value: Expr,
+    },
     /// A procedure call, or at the REPL a bare expression to print.
     Expr(Expr),
     Block(Vec<Stmt>),
-    If { cond: Expr, then: Box<Stmt>, otherwise: Option<Box<Stmt>> },
-    For { var: Name, from: Expr, to: Expr, down: bool, body: Box<Stmt> },
-    While { cond: Expr, body: Box<Stmt> },
-    Repeat { body: Vec<Stmt>, cond: Expr },
-    Tape { body: Vec<Stmt>, end: Span },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        otherwise: Option<Box<Stmt>>,
+    },
+    For {
+        var: Name,
+        from: Expr,
+        to: Expr,
+        down: bool,
+        body: Box<Stmt>,
+    },
+    While {
+        cond: Expr,
+        body: Box<Stmt>,
+    },
+    Repeat {
+        body: Vec<Stmt>,
+        cond: Expr,
+    },
+    Tape {
+        body: Vec<Stmt>,
+        end: Span,
+    },
     Var(Vec<VarDecl>),
     Routine(Rc<Routine>),
     Error,

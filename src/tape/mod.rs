@@ -61,16 +61,26 @@ impl Tape {
     }
 
     pub fn node(&self, id: u32) -> NodeRef {
-        NodeRef { tape: self.id, node: id }
+        NodeRef {
+            tape: self.id,
+            node: id,
+        }
     }
 
     /// The record a value refers to, if it is on this tape.
     pub fn find(&self, r: Option<NodeRef>) -> Option<u32> {
-        r.filter(|r| r.tape == self.id && (r.node as usize) < self.records.len()).map(|r| r.node)
+        r.filter(|r| r.tape == self.id && (r.node as usize) < self.records.len())
+            .map(|r| r.node)
     }
 
     pub fn push(&mut self, op: Op, inputs: Vec<u32>, value: Tensor, span: Span) -> u32 {
-        self.records.push(Record { op, inputs, value, name: None, span });
+        self.records.push(Record {
+            op,
+            inputs,
+            value,
+            name: None,
+            span,
+        });
         (self.records.len() - 1) as u32
     }
 
@@ -89,16 +99,26 @@ impl Tape {
         self.blame = vec![None; self.records.len()];
         self.blame[result as usize] = Some(self.records[result as usize].value.ones_like());
         for i in (0..n).rev() {
-            let Some(blame) = self.blame[i].take() else { continue };
+            let Some(blame) = self.blame[i].take() else {
+                continue;
+            };
             let record = &self.records[i];
             if !record.inputs.is_empty() {
-                let inputs: Vec<&Tensor> = record.inputs.iter().map(|&k| &self.records[k as usize].value).collect();
+                let inputs: Vec<&Tensor> = record
+                    .inputs
+                    .iter()
+                    .map(|&k| &self.records[k as usize].value)
+                    .collect();
                 let shares = record.op.per_link_rule(&inputs, &record.value, &blame);
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
                     if let Some(position) = share.first_nan() {
                         self.blame[i] = Some(blame);
-                        return Err(WalkError { record: i, input: k, position });
+                        return Err(WalkError {
+                            record: i,
+                            input: k,
+                            position,
+                        });
                     }
                     let target = record.inputs[k] as usize;
                     match &mut self.blame[target] {
@@ -117,14 +137,19 @@ impl Tape {
     /// recorded path is followed: control flow is not re-decided.
     pub fn replay(&self, node: u32, value: Tensor, result: u32) -> Option<f64> {
         let start = node as usize;
-        let mut changed: Vec<Option<Tensor>> = vec![None; result as usize + 1 - start.min(result as usize + 1)];
+        let mut changed: Vec<Option<Tensor>> =
+            vec![None; result as usize + 1 - start.min(result as usize + 1)];
         if start > result as usize {
             return None;
         }
         changed[0] = Some(value);
         for i in start + 1..=result as usize {
             let record = &self.records[i];
-            if !record.inputs.iter().any(|&k| k as usize >= start && changed[k as usize - start].is_some()) {
+            if !record
+                .inputs
+                .iter()
+                .any(|&k| k as usize >= start && changed[k as usize - start].is_some())
+            {
                 continue;
             }
             let inputs: Vec<&Tensor> = record
@@ -140,7 +165,9 @@ impl Tape {
                 .collect();
             changed[i - start] = Some(record.op.forward(&inputs).ok()?);
         }
-        let out = changed[result as usize - start].as_ref().unwrap_or(&self.records[result as usize].value);
+        let out = changed[result as usize - start]
+            .as_ref()
+            .unwrap_or(&self.records[result as usize].value);
         Some(out.view()[(0, 0)])
     }
 

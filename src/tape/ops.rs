@@ -29,7 +29,9 @@ impl Tensor {
     /// The value as a matrix view (a number as 1×1).
     pub fn view(&self) -> ArrayView2<'_, f64> {
         match self {
-            Tensor::Scalar(x) => ArrayView2::from_shape((1, 1), std::slice::from_ref(x)).expect("1x1"),
+            Tensor::Scalar(x) => {
+                ArrayView2::from_shape((1, 1), std::slice::from_ref(x)).expect("1x1")
+            }
             Tensor::Matrix(m) => m.view(),
         }
     }
@@ -60,7 +62,9 @@ impl Tensor {
             Tensor::Scalar(x) => x.is_nan().then_some((1, 1)),
             Tensor::Matrix(m) => {
                 let cols = m.ncols();
-                m.iter().position(|x| x.is_nan()).map(|k| (k / cols + 1, k % cols + 1))
+                m.iter()
+                    .position(|x| x.is_nan())
+                    .map(|k| (k / cols + 1, k % cols + 1))
             }
         }
     }
@@ -97,7 +101,11 @@ pub struct OpError {
 
 impl OpError {
     fn new(message: impl Into<String>) -> OpError {
-        OpError { message: message.into(), labels: Vec::new(), hint: None }
+        OpError {
+            message: message.into(),
+            labels: Vec::new(),
+            hint: None,
+        }
     }
     fn label(mut self, input: usize, text: impl Into<String>) -> OpError {
         self.labels.push((input, text.into()));
@@ -270,13 +278,19 @@ impl Op {
                 let v = inputs[0].view();
                 Ok(Tensor::Scalar(v.sum() / v.len() as f64))
             }
-            Op::RowSum => Ok(Tensor::matrix(inputs[0].view().sum_axis(Axis(1)).insert_axis(Axis(1)))),
+            Op::RowSum => Ok(Tensor::matrix(
+                inputs[0].view().sum_axis(Axis(1)).insert_axis(Axis(1)),
+            )),
             Op::RowMean => {
                 let v = inputs[0].view();
                 let n = v.ncols() as f64;
-                Ok(Tensor::matrix(v.sum_axis(Axis(1)).insert_axis(Axis(1)).mapv(|x| x / n)))
+                Ok(Tensor::matrix(
+                    v.sum_axis(Axis(1)).insert_axis(Axis(1)).mapv(|x| x / n),
+                ))
             }
-            Op::ColSum => Ok(Tensor::matrix(inputs[0].view().sum_axis(Axis(0)).insert_axis(Axis(0)))),
+            Op::ColSum => Ok(Tensor::matrix(
+                inputs[0].view().sum_axis(Axis(0)).insert_axis(Axis(0)),
+            )),
             Op::RowSoftmax => row_softmax(inputs[0]),
             Op::Unary(u) => Ok(map(inputs[0], |x| u.apply(x))),
             Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()).0)),
@@ -296,18 +310,26 @@ impl Op {
                 }
                 Ok(Tensor::Scalar(total / targets.len() as f64))
             }
-            Op::RowRange(first, count) => {
-                Ok(Tensor::matrix(inputs[0].view().slice(s![*first..first + count, ..]).to_owned()))
-            }
-            Op::ColRange(first, count) => {
-                Ok(Tensor::matrix(inputs[0].view().slice(s![.., *first..first + count]).to_owned()))
-            }
+            Op::RowRange(first, count) => Ok(Tensor::matrix(
+                inputs[0]
+                    .view()
+                    .slice(s![*first..first + count, ..])
+                    .to_owned(),
+            )),
+            Op::ColRange(first, count) => Ok(Tensor::matrix(
+                inputs[0]
+                    .view()
+                    .slice(s![.., *first..first + count])
+                    .to_owned(),
+            )),
             Op::HStack => stack(Axis(1), inputs[0], inputs[1]),
             Op::VStack => stack(Axis(0), inputs[0], inputs[1]),
             Op::Element(i, j) => Ok(Tensor::Scalar(inputs[0].view()[(*i, *j)])),
             Op::Literal(rows, cols) => {
                 let values: Vec<f64> = inputs.iter().map(|t| t.view()[(0, 0)]).collect();
-                Ok(Tensor::matrix(Array2::from_shape_vec((*rows, *cols), values).expect("literal shape")))
+                Ok(Tensor::matrix(
+                    Array2::from_shape_vec((*rows, *cols), values).expect("literal shape"),
+                ))
             }
         }
     }
@@ -315,7 +337,12 @@ impl Op {
     /// The per-link rule: given the inputs, the output and the blame that
     /// reached the output, the blame each input receives (`None` where no
     /// blame flows).
-    pub fn per_link_rule(&self, inputs: &[&Tensor], output: &Tensor, blame: &Tensor) -> Vec<Option<Tensor>> {
+    pub fn per_link_rule(
+        &self,
+        inputs: &[&Tensor],
+        output: &Tensor,
+        blame: &Tensor,
+    ) -> Vec<Option<Tensor>> {
         let g = blame.view();
         match self {
             Op::Leaf => vec![],
@@ -332,7 +359,9 @@ impl Op {
                         let ga = broadcast_zip(&g, &b.view(), |g, b| g / b);
                         let (out_rows, out_cols) = g.dim();
                         let a_full = a.view();
-                        let a_full = a_full.broadcast((out_rows, out_cols)).expect("shape checked forward");
+                        let a_full = a_full
+                            .broadcast((out_rows, out_cols))
+                            .expect("shape checked forward");
                         let mut gb = broadcast_zip(&g, &b.view(), |g, b| -g / (b * b));
                         gb.zip_mut_with(&a_full, |x, a| *x *= a);
                         (ga, gb)
@@ -343,7 +372,10 @@ impl Op {
             Op::Neg => vec![Some(map(blame, |x| -x))],
             Op::MatMul => {
                 let (a, b) = (inputs[0].view(), inputs[1].view());
-                vec![Some(Tensor::matrix(g.dot(&b.t()))), Some(Tensor::matrix(a.t().dot(&g)))]
+                vec![
+                    Some(Tensor::matrix(g.dot(&b.t()))),
+                    Some(Tensor::matrix(a.t().dot(&g))),
+                ]
             }
             Op::Transpose => vec![Some(Tensor::matrix(g.t().to_owned()))],
             Op::Sum | Op::Mean => {
@@ -356,26 +388,43 @@ impl Op {
             }
             Op::RowSum | Op::RowMean => {
                 let shape = inputs[0].shape();
-                let scale = if *self == Op::RowMean { 1.0 / shape.1 as f64 } else { 1.0 };
-                let out = g.broadcast(shape).expect("m×1 against m×n").mapv(|x| x * scale);
+                let scale = if *self == Op::RowMean {
+                    1.0 / shape.1 as f64
+                } else {
+                    1.0
+                };
+                let out = g
+                    .broadcast(shape)
+                    .expect("m×1 against m×n")
+                    .mapv(|x| x * scale);
                 vec![Some(Tensor::matrix(out))]
             }
             Op::ColSum => {
                 let shape = inputs[0].shape();
-                vec![Some(Tensor::matrix(g.broadcast(shape).expect("1×n against m×n").to_owned()))]
+                vec![Some(Tensor::matrix(
+                    g.broadcast(shape).expect("1×n against m×n").to_owned(),
+                ))]
             }
             Op::RowSoftmax => {
                 let y = output.view();
                 let mut out = Array2::zeros(y.dim());
-                Zip::from(out.rows_mut()).and(y.rows()).and(g.rows()).for_each(|mut o, y, g| {
-                    let dot: f64 = y.iter().zip(g.iter()).map(|(y, g)| y * g).sum();
-                    Zip::from(&mut o).and(&y).and(&g).for_each(|o, &y, &g| *o = y * (g - dot));
-                });
+                Zip::from(out.rows_mut())
+                    .and(y.rows())
+                    .and(g.rows())
+                    .for_each(|mut o, y, g| {
+                        let dot: f64 = y.iter().zip(g.iter()).map(|(y, g)| y * g).sum();
+                        Zip::from(&mut o)
+                            .and(&y)
+                            .and(&g)
+                            .for_each(|o, &y, &g| *o = y * (g - dot));
+                    });
                 vec![Some(Tensor::matrix(out))]
             }
             Op::Unary(u) => {
                 let out = match (inputs[0], output) {
-                    (Tensor::Scalar(x), Tensor::Scalar(y)) => Tensor::Scalar(g[(0, 0)] * u.slope(*x, *y)),
+                    (Tensor::Scalar(x), Tensor::Scalar(y)) => {
+                        Tensor::Scalar(g[(0, 0)] * u.slope(*x, *y))
+                    }
                     _ => {
                         let mut d = g.to_owned();
                         Zip::from(&mut d)
@@ -395,7 +444,12 @@ impl Op {
                 for i in 0..x.nrows() {
                     let (g_row, h_row) = (g.row(i), xhat.row(i));
                     let mean_g = g_row.sum() / n;
-                    let mean_gh: f64 = g_row.iter().zip(h_row.iter()).map(|(g, h)| g * h).sum::<f64>() / n;
+                    let mean_gh: f64 = g_row
+                        .iter()
+                        .zip(h_row.iter())
+                        .map(|(g, h)| g * h)
+                        .sum::<f64>()
+                        / n;
                     for j in 0..x.ncols() {
                         out[(i, j)] = rstd[i] * (g_row[j] - mean_g - h_row[j] * mean_gh);
                     }
@@ -453,9 +507,9 @@ impl Op {
                 out[(*i, *j)] = g[(0, 0)];
                 vec![Some(Tensor::matrix(out))]
             }
-            Op::Literal(_, cols) => {
-                (0..inputs.len()).map(|k| Some(Tensor::Scalar(g[(k / cols, k % cols)]))).collect()
-            }
+            Op::Literal(_, cols) => (0..inputs.len())
+                .map(|k| Some(Tensor::Scalar(g[(k / cols, k % cols)])))
+                .collect(),
         }
     }
 }
@@ -492,7 +546,8 @@ pub fn broadcast_shape(a: (usize, usize), b: (usize, usize)) -> Option<(usize, u
     let shape = (dim(a.0, b.0)?, dim(a.1, b.1)?);
     // A 1×n row stretches down, an m×1 column across, a 1×1 both ways; a 1×n
     // row against an m×1 column is not one of the allowed forms.
-    let stretches = |x: (usize, usize)| x == shape || x == (1, 1) || x == (1, shape.1) || x == (shape.0, 1);
+    let stretches =
+        |x: (usize, usize)| x == shape || x == (1, 1) || x == (1, shape.1) || x == (shape.0, 1);
     (stretches(a) && stretches(b) && (a == shape || b == shape)).then_some(shape)
 }
 
@@ -520,11 +575,17 @@ fn elementwise(kind: Elementwise, a: &Tensor, b: &Tensor) -> Result<Tensor, OpEr
     let (av, bv) = (a.view(), b.view());
     let av = av.broadcast(shape).expect("checked");
     let bv = bv.broadcast(shape).expect("checked");
-    Ok(Tensor::matrix(Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))))
+    Ok(Tensor::matrix(
+        Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y)),
+    ))
 }
 
 /// `g` combined elementwise with `other` broadcast to `g`'s shape.
-fn broadcast_zip(g: &ArrayView2<f64>, other: &ArrayView2<f64>, f: impl Fn(f64, f64) -> f64) -> Array2<f64> {
+fn broadcast_zip(
+    g: &ArrayView2<f64>,
+    other: &ArrayView2<f64>,
+    f: impl Fn(f64, f64) -> f64,
+) -> Array2<f64> {
     let other = other.broadcast(g.dim()).expect("shape checked forward");
     Zip::from(g).and(&other).map_collect(|&g, &o| f(g, o))
 }
@@ -564,9 +625,11 @@ fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
     for (i, (row, mut o)) in v.rows().into_iter().zip(out.rows_mut()).enumerate() {
         let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
         if max == f64::NEG_INFINITY {
-            return Err(OpError::new(format!("row {} of RowSoftmax's input is all -Inf", i + 1))
-                .label(0, format!("row {} has no finite value", i + 1))
-                .hint("a softmax row needs at least one value above -Inf to share its weight"));
+            return Err(
+                OpError::new(format!("row {} of RowSoftmax's input is all -Inf", i + 1))
+                    .label(0, format!("row {} has no finite value", i + 1))
+                    .hint("a softmax row needs at least one value above -Inf to share its weight"),
+            );
         }
         let mut total = 0.0;
         for (o, x) in o.iter_mut().zip(row.iter()) {
@@ -595,7 +658,9 @@ fn layer_norm(x: &ArrayView2<f64>) -> (Array2<f64>, Vec<f64>) {
         let mean = row.sum() / n;
         let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
         let rstd = 1.0 / (var + LAYER_NORM_EPSILON).sqrt();
-        Zip::from(&mut o).and(&row).for_each(|o, &v| *o = (v - mean) * rstd);
+        Zip::from(&mut o)
+            .and(&row)
+            .for_each(|o, &v| *o = (v - mean) * rstd);
         rstds.push(rstd);
     }
     (out, rstds)

@@ -1,0 +1,96 @@
+//! Golden files: each `programs/*.tape` and `tests/run/*.tape` must print
+//! exactly its `.out` and succeed; each `tests/errors/*.tape` must fail with
+//! exactly the diagnostic in its `.err` (no colour). A `.args` file beside a
+//! program holds its command-line arguments, one per line.
+//!
+//! `UPDATE_GOLDEN=1 cargo test --test golden` rewrites the expected files
+//! from what the programs do now; review the diff like code.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+fn programs_in(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot list {dir}: {e}"))
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tape"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn args_for(program: &Path) -> Vec<String> {
+    fs::read_to_string(program.with_extension("args"))
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn updating() -> bool {
+    std::env::var_os("UPDATE_GOLDEN").is_some()
+}
+
+/// Compares `actual` with the file `expected`, or rewrites it when updating.
+fn compare(expected: &Path, actual: &str, failures: &mut Vec<String>) {
+    if updating() {
+        fs::write(expected, actual).expect("write golden file");
+        return;
+    }
+    let wanted = fs::read_to_string(expected)
+        .unwrap_or_else(|_| format!("<missing {}>", expected.display()));
+    if wanted != actual {
+        failures.push(format!(
+            "{} differs:\n--- expected\n{wanted}\n--- actual\n{actual}",
+            expected.display()
+        ));
+    }
+}
+
+fn run_dir(dir: &str, expect_success: bool) {
+    let mut failures = Vec::new();
+    let programs = programs_in(dir);
+    assert!(!programs.is_empty(), "no programs in {dir}");
+    for program in &programs {
+        let (out, err, code) = tapec::run_captured(program, &args_for(program), None);
+        if expect_success {
+            if code != 0 {
+                failures.push(format!(
+                    "{} failed with status {code}:\n{err}",
+                    program.display()
+                ));
+                continue;
+            }
+            compare(&program.with_extension("out"), &out, &mut failures);
+        } else {
+            if code != 1 {
+                failures.push(format!(
+                    "{} should fail with status 1 but gave {code}",
+                    program.display()
+                ));
+                continue;
+            }
+            compare(&program.with_extension("err"), &err, &mut failures);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} golden files differ:\n\n{}",
+        failures.len(),
+        programs.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn course_programs_print_their_golden_output() {
+    run_dir("programs", true);
+}
+
+#[test]
+fn language_programs_print_their_golden_output() {
+    run_dir("tests/run", true);
+}
+
+#[test]
+fn wrong_programs_fail_with_their_golden_diagnostic() {
+    run_dir("tests/errors", false);
+}
