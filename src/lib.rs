@@ -7,6 +7,7 @@
 
 pub mod diagnostic;
 pub mod eval;
+pub mod repl;
 pub mod syntax;
 pub mod tape;
 

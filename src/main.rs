@@ -43,6 +43,11 @@ enum Command {
     /// Parse and check a program without running it, reporting every error at once.
     #[command(after_help = "Example:\n  tapec check programs/attention.tape")]
     Check { file: PathBuf },
+    /// The interactive prompt: enter statements one at a time and watch each value.
+    #[command(
+        after_help = "Example:\n  tapec repl\n  tapec repl < session.txt   (a piped transcript: no prompts)"
+    )]
+    Repl,
 }
 
 fn main() {
@@ -76,6 +81,8 @@ fn main() {
             opts.color = color;
             tapec::check_file(&opts, &mut std::io::stderr())
         }
+        Some(Command::Repl) => repl(color),
+        None if std::io::stdin().is_terminal() => repl(color),
         None => {
             let _ = writeln!(
                 std::io::stderr(),
@@ -85,4 +92,62 @@ fn main() {
         }
     };
     std::process::exit(code);
+}
+
+fn stdout() -> Box<dyn Write> {
+    Box::new(std::io::stdout())
+}
+
+/// Runs the prompt on a big-stack thread: with line editing and history on a
+/// terminal, or reading piped lines with no prompts.
+fn repl(color: bool) -> i32 {
+    tapec::with_big_stack(move || {
+        let terminal = std::io::stdin().is_terminal();
+        let mut session =
+            tapec::repl::Repl::new(stdout, Box::new(std::io::stderr()), color && terminal);
+        let flag = session.interrupt_flag();
+        let on_ctrl_c = move || flag.store(true, Ordering::Relaxed);
+        if !terminal {
+            let _ = ctrlc::set_handler(on_ctrl_c);
+            let mut line = String::new();
+            while !session.quit {
+                line.clear();
+                match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => session.line(line.trim_end_matches(['\n', '\r'])),
+                }
+            }
+            return 0;
+        }
+        let Ok(mut editor) = rustyline::DefaultEditor::new() else {
+            eprintln!("tapec: cannot start the line editor");
+            return 1;
+        };
+        // After the editor, which sets its own SIGINT handler: while a
+        // statement runs, Ctrl-C must reach the interpreter. (While a line is
+        // read the terminal is raw and Ctrl-C arrives as a key.)
+        let _ = ctrlc::set_handler(on_ctrl_c);
+        let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".tapec_history"));
+        if let Some(path) = &history {
+            let _ = editor.load_history(path);
+        }
+        println!(
+            "tapec {} — :help for commands, :quit to leave",
+            env!("CARGO_PKG_VERSION")
+        );
+        while !session.quit {
+            match editor.readline(session.prompt()) {
+                Ok(line) => {
+                    let _ = editor.add_history_entry(line.as_str());
+                    session.line(&line);
+                }
+                Err(rustyline::error::ReadlineError::Interrupted) => session.clear_line(),
+                Err(_) => break,
+            }
+        }
+        if let Some(path) = &history {
+            let _ = editor.save_history(path);
+        }
+        0
+    })
 }

@@ -11,10 +11,16 @@ fn last_line(args: &[&str]) -> String {
 
 #[test]
 fn size_s_matches_the_independent_loss() {
-    assert_eq!(last_line(&["27", "8", "16", "64", "200"]), "step 200 loss 0.068948");
+    assert_eq!(
+        last_line(&["27", "8", "16", "64", "200"]),
+        "step 200 loss 0.068948"
+    );
 }
 
 #[test]
 fn size_m_matches_the_independent_loss() {
-    assert_eq!(last_line(&["65", "32", "64", "256", "100"]), "step 100 loss 0.145318");
+    assert_eq!(
+        last_line(&["65", "32", "64", "256", "100"]),
+        "step 100 loss 0.145318"
+    );
 }

@@ -94,3 +94,21 @@ fn language_programs_print_their_golden_output() {
 fn wrong_programs_fail_with_their_golden_diagnostic() {
     run_dir("tests/errors", false);
 }
+
+#[test]
+fn repl_transcripts_print_their_golden_output() {
+    let mut failures = Vec::new();
+    let mut inputs: Vec<PathBuf> = fs::read_dir("tests/repl")
+        .expect("tests/repl")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|x| x == "in"))
+        .collect();
+    inputs.sort();
+    assert!(!inputs.is_empty());
+    for input in &inputs {
+        let text = fs::read_to_string(input).expect("read transcript");
+        let actual = tapec::with_big_stack(move || tapec::repl::transcript(&text));
+        compare(&input.with_extension("out"), &actual, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}

@@ -90,7 +90,36 @@ pub struct Interpreter {
     pub(crate) progress: Option<super::builtins::ProgressBar>,
 }
 
+/// What a failed REPL line must leave as it was.
+pub struct Snapshot {
+    globals: HashMap<String, Slot>,
+    routines: HashMap<String, Rc<Routine>>,
+    rng: Random,
+    tape: Tape,
+    tape_result: Option<ResultCandidate>,
+}
+
 impl Interpreter {
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            globals: self.globals.clone(),
+            routines: self.routines.clone(),
+            rng: self.rng.clone(),
+            tape: self.tape.clone(),
+            tape_result: self.tape_result.clone(),
+        }
+    }
+
+    /// Puts back everything a snapshot holds, the tape included.
+    pub fn restore(&mut self, s: Snapshot) {
+        self.globals = s.globals;
+        self.routines = s.routines;
+        self.rng = s.rng;
+        self.tape = s.tape;
+        self.tape_result = s.tape_result;
+        self.frames.clear();
+    }
+
     pub fn new(out: Box<dyn Write>) -> Interpreter {
         Interpreter {
             globals: HashMap::new(),
@@ -376,7 +405,7 @@ impl Interpreter {
                 format!(" at row {r}, column {c}")
             };
             let name = match op.name() {
-                symbol @ ("+" | "-" | "/") => format!("`{symbol}`"),
+                symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
                 word => word.to_string(),
             };
             return fail(Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))

@@ -38,7 +38,7 @@ pub struct WalkError {
     pub position: (usize, usize),
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Tape {
     /// Counts tapes, so that values remember which one they were made on.
     pub id: u32,

@@ -242,7 +242,7 @@ impl Op {
             Op::Elementwise(Elementwise::Add) => "+",
             Op::Elementwise(Elementwise::Sub) => "-",
             Op::Elementwise(Elementwise::Div) => "/",
-            Op::Elementwise(Elementwise::Mul) => "Hadamard",
+            Op::Elementwise(Elementwise::Mul) => "*",
             Op::Neg => "negate",
             Op::MatMul => "matrix product",
             Op::Transpose => "Transpose",

@@ -1,0 +1,450 @@
+//! The interactive prompt. It runs the same evaluator as `tapec run`, one
+//! complete entry at a time, and echoes what each statement did.
+//!
+//! Whether an entry is complete is decided by the parser: if parsing stops
+//! at the end of the input (an open `begin`, `[`, `(`, a routine header, a
+//! `for ... do` with no statement yet), the entry continues on the next
+//! line. `tape` alone on a line opens a tape at the prompt; `end;` closes it.
+//! A line that fails restores the state from before it, so nothing changes.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use crate::diagnostic::{Diagnostic, SourceMap, Span};
+use crate::eval::check::{self, Known};
+use crate::eval::format;
+use crate::eval::value::Value;
+use crate::eval::{Interpreter, Stop};
+use crate::syntax::parser::parse;
+use crate::syntax::tree::{ExprKind, Program, StmtKind};
+
+pub const PROMPT: &str = "tapec> ";
+pub const TAPE_PROMPT: &str = "tape> ";
+pub const CONTINUE_PROMPT: &str = "...> ";
+
+const HELP: &str = "\
+Enter statements; each runs when it is complete.
+  tape            open a tape: statements are recorded until `end;`
+  :vars           every variable with its shape
+  :tape           the records of the open or last tape
+  :blame NAME     the blame of NAME (Show(Blame(NAME)))
+  :load FILE      run a program file in this session
+  :reset          forget every variable, routine and tape
+  :quit           leave (also Ctrl-D)
+";
+
+/// One interactive session. Program output and echoes go to `out`,
+/// diagnostics to `err`.
+pub struct Repl {
+    interp: Interpreter,
+    sources: SourceMap,
+    pending: String,
+    /// Where the open tape began, when a tape is open at the prompt.
+    tape_started: Option<Span>,
+    pub color: bool,
+    err: Box<dyn Write>,
+    make_out: fn() -> Box<dyn Write>,
+    entries: usize,
+    pub quit: bool,
+}
+
+impl Repl {
+    pub fn new(out: fn() -> Box<dyn Write>, err: Box<dyn Write>, color: bool) -> Repl {
+        let mut interp = Interpreter::new(out());
+        interp.params = vec!["repl".to_string()];
+        Repl {
+            interp,
+            sources: SourceMap::default(),
+            pending: String::new(),
+            tape_started: None,
+            color,
+            err,
+            make_out: out,
+            entries: 0,
+            quit: false,
+        }
+    }
+
+    /// The flag that Ctrl-C sets to interrupt a running statement.
+    pub fn interrupt_flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.interp.interrupt.clone()
+    }
+
+    pub fn prompt(&self) -> &'static str {
+        if !self.pending.is_empty() {
+            CONTINUE_PROMPT
+        } else if self.tape_started.is_some() {
+            TAPE_PROMPT
+        } else {
+            PROMPT
+        }
+    }
+
+    /// Drops a half-entered entry (Ctrl-C at the prompt).
+    pub fn clear_line(&mut self) {
+        self.pending.clear();
+    }
+
+    fn say(&mut self, text: &str) {
+        self.interp.print(text);
+        let _ = self.interp.out.flush();
+    }
+
+    fn report(&mut self, d: &Diagnostic) {
+        let _ = self.interp.out.flush();
+        self.sources.render(d, self.color, &mut *self.err);
+        let _ = self.err.flush();
+    }
+
+    /// Takes one line of input.
+    pub fn line(&mut self, line: &str) {
+        let trimmed = line.trim();
+        if self.pending.is_empty() {
+            if trimmed.is_empty() {
+                return;
+            }
+            if let Some(command) = trimmed.strip_prefix(':') {
+                self.command(command);
+                return;
+            }
+        }
+        self.pending.push_str(line);
+        self.pending.push('\n');
+        let text = self.pending.clone();
+        let bare = text
+            .trim()
+            .trim_end_matches(';')
+            .trim()
+            .to_ascii_lowercase();
+        if bare == "tape" && self.tape_started.is_none() {
+            self.pending.clear();
+            self.entries += 1;
+            let id = self
+                .sources
+                .add(format!("entry {}", self.entries), text.clone());
+            let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+            let span = Span::new(id, start, start + 4);
+            match self.interp.open_tape(span) {
+                Ok(()) => self.tape_started = Some(span),
+                Err(Stop::Error(d)) => self.report(&d),
+                Err(Stop::Interrupted) => {}
+            }
+            return;
+        }
+        if bare == "end" && self.tape_started.is_some() {
+            self.pending.clear();
+            self.entries += 1;
+            let id = self
+                .sources
+                .add(format!("entry {}", self.entries), text.clone());
+            let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+            self.close_tape(Span::new(id, start, start + 3));
+            return;
+        }
+        if entry_goes_on(&text) {
+            return;
+        }
+        self.pending.clear();
+        self.entries += 1;
+        let id = self
+            .sources
+            .add(format!("entry {}", self.entries), text.clone());
+        let (program, errors) = parse(&text, id);
+        if !errors.is_empty() {
+            errors.iter().for_each(|d| self.report(d));
+            return;
+        }
+        self.run_entry(&program);
+    }
+
+    fn known(&self) -> Known {
+        Known {
+            globals: self.interp.globals.keys().cloned().collect(),
+            routines: self
+                .interp
+                .routines
+                .iter()
+                .map(|(n, r)| (n.clone(), (r.is_function, r.params.len())))
+                .collect(),
+        }
+    }
+
+    fn run_entry(&mut self, program: &Program) {
+        let mut errors = check::check(program, &self.known(), true);
+        if self.tape_started.is_some() {
+            errors.extend(program.body.iter().filter_map(|s| {
+                match &s.kind {
+                    StmtKind::Tape { .. } => Some(
+                        Diagnostic::new(s.span, "a tape cannot start inside another tape")
+                            .with_label(s.span, "the tape opened at the prompt is still open")
+                            .with_hint("close it with `end;` first"),
+                    ),
+                    _ => None,
+                }
+            }));
+        }
+        if !errors.is_empty() {
+            errors.iter().for_each(|d| self.report(d));
+            return;
+        }
+        let before = self.interp.snapshot();
+        self.interp.declare_routines(program);
+        for stmt in &program.body {
+            let snapshot = self.interp.snapshot();
+            let outcome = self.run_statement(stmt);
+            match outcome {
+                Ok(()) => {}
+                Err(Stop::Error(d)) => {
+                    self.interp.restore(before);
+                    self.report(&d);
+                    return;
+                }
+                Err(Stop::Interrupted) => {
+                    self.interp.restore(snapshot);
+                    self.say("interrupted\n");
+                    return;
+                }
+            }
+        }
+    }
+
+    fn run_statement(&mut self, stmt: &crate::syntax::tree::Stmt) -> Result<(), Stop> {
+        let recorded = if self.interp.tape_is_open() {
+            " (recorded)"
+        } else {
+            ""
+        };
+        match &stmt.kind {
+            StmtKind::Assign { target, .. } => {
+                self.interp.exec(stmt)?;
+                let v = self
+                    .interp
+                    .globals
+                    .get(&target.text)
+                    .and_then(|s| s.value.clone());
+                if let Some(v) = v {
+                    let text = echo(&target.text, &v, recorded);
+                    self.say(&text);
+                }
+            }
+            StmtKind::Expr(e)
+                if !matches!(e.kind, ExprKind::Call { .. } | ExprKind::Name(_))
+                    || is_value(&self.interp, e) =>
+            {
+                if let Some(v) = self.interp.exec_expr(e)? {
+                    let text = match &v {
+                        Value::Matrix(m, _) => format::show(m),
+                        other => format!("{}\n", format::value(other)),
+                    };
+                    self.say(&text);
+                }
+            }
+            _ => {
+                self.interp.exec(stmt)?;
+                let _ = self.interp.out.flush();
+            }
+        }
+        Ok(())
+    }
+
+    fn close_tape(&mut self, end: Span) {
+        let before = self.interp.snapshot();
+        match self.interp.close_tape(end) {
+            Ok((name, value)) => {
+                self.tape_started = None;
+                let n = self.interp.tape.operation_count();
+                let text = format!(
+                    "tape closed: {n} record{}, result {name} = {}; blame is ready\n",
+                    if n == 1 { "" } else { "s" },
+                    match value {
+                        Value::Matrix(m, _) => format::real(m[(0, 0)], 6),
+                        other => format::value(&other),
+                    }
+                );
+                self.say(&text);
+            }
+            Err(Stop::Error(d)) => {
+                self.interp.restore(before);
+                self.report(&d);
+            }
+            Err(Stop::Interrupted) => self.interp.restore(before),
+        }
+    }
+
+    fn command(&mut self, command: &str) {
+        let (name, rest) = command
+            .split_once(char::is_whitespace)
+            .unwrap_or((command, ""));
+        let rest = rest.trim();
+        match name {
+            "help" => self.say(HELP),
+            "quit" | "q" => self.quit = true,
+            "vars" => {
+                let mut names: Vec<&String> = self.interp.globals.keys().collect();
+                names.sort();
+                let mut text = String::new();
+                for name in names {
+                    let slot = &self.interp.globals[name];
+                    let what = match &slot.value {
+                        Some(Value::Matrix(m, _)) => format!("{}×{}", m.nrows(), m.ncols()),
+                        Some(v) => v.type_name().to_string(),
+                        None => "no value yet".to_string(),
+                    };
+                    text.push_str(&format!("{name} : {what}\n"));
+                }
+                if text.is_empty() {
+                    text.push_str("no variables yet\n");
+                }
+                self.say(&text);
+            }
+            "tape" => {
+                let mut text = String::new();
+                for (k, r) in self.interp.tape.records.iter().enumerate() {
+                    let (rows, cols) = r.value.shape();
+                    let shape = match r.value {
+                        crate::tape::Tensor::Scalar(_) => "number".to_string(),
+                        _ => format!("{rows}×{cols}"),
+                    };
+                    let inputs: Vec<String> =
+                        r.inputs.iter().map(|i| format!("#{}", i + 1)).collect();
+                    text.push_str(&format!(
+                        "#{:<3} {:<8} {:<16} {:<12} {}\n",
+                        k + 1,
+                        r.name.as_deref().unwrap_or("-"),
+                        r.op.name(),
+                        inputs.join(" "),
+                        shape
+                    ));
+                }
+                if text.is_empty() {
+                    text.push_str("no tape yet\n");
+                }
+                self.say(&text);
+            }
+            "blame" if !rest.is_empty() => self.line(&format!("Show(Blame({rest}));")),
+            "load" if !rest.is_empty() => {
+                let path = PathBuf::from(rest);
+                match std::fs::read(&path) {
+                    Ok(bytes) => {
+                        self.entries += 1;
+                        match crate::decode_source(
+                            &mut self.sources,
+                            &path.display().to_string(),
+                            bytes,
+                        ) {
+                            Ok(id) => {
+                                let text = self.sources.text(id).to_string();
+                                let (program, errors) = parse(&text, id);
+                                if errors.is_empty() {
+                                    self.run_entry(&program);
+                                } else {
+                                    errors.iter().for_each(|d| self.report(d));
+                                }
+                            }
+                            Err(d) => self.report(&d),
+                        }
+                    }
+                    Err(e) => self.say(&format!("cannot read `{}`: {e}\n", path.display())),
+                }
+            }
+            "reset" => {
+                let color = self.color;
+                let err = std::mem::replace(&mut self.err, Box::new(std::io::sink()));
+                *self = Repl::new(self.make_out, err, color);
+                self.say("reset: no variables, routines or tape\n");
+            }
+            _ => self.say(&format!("unknown command `:{name}`; :help lists them\n")),
+        }
+    }
+}
+
+/// Whether an entry is unfinished: the parser stopped at the end of the
+/// text, or the last token leaves a statement or expression hanging.
+fn entry_goes_on(text: &str) -> bool {
+    use crate::syntax::lexer::{Token, lex};
+    let (tokens, _) = lex(text, 0);
+    let hanging = matches!(
+        tokens.last().map(|(t, _)| t),
+        Some(
+            Token::Do
+                | Token::Then
+                | Token::Else
+                | Token::Assign
+                | Token::Comma
+                | Token::Plus
+                | Token::Minus
+                | Token::Star
+                | Token::Slash
+                | Token::Div
+                | Token::Mod
+                | Token::And
+                | Token::Or
+                | Token::Not
+                | Token::Eq
+                | Token::Ne
+                | Token::Lt
+                | Token::Le
+                | Token::Gt
+                | Token::Ge
+                | Token::Colon
+        )
+    );
+    if hanging {
+        return true;
+    }
+    let (_, errors) = parse(text, 0);
+    errors.iter().any(|d| d.span.start >= text.trim_end().len())
+}
+
+/// Whether a statement that names a routine or builtin gives a value.
+fn is_value(interp: &Interpreter, e: &crate::syntax::tree::Expr) -> bool {
+    let name = match &e.kind {
+        ExprKind::Call { name, .. } | ExprKind::Name(name) => name,
+        _ => return true,
+    };
+    if interp.is_variable(&name.text) {
+        return true;
+    }
+    if let Some(b) = crate::eval::builtins_table::find(&name.text) {
+        return b.kind == crate::eval::builtins_table::Kind::Function;
+    }
+    interp
+        .routines
+        .get(&name.text)
+        .is_some_and(|r| r.is_function)
+}
+
+/// What an assignment prints: `name : 2×2` and the rows, or `name = value`.
+fn echo(name: &str, v: &Value, recorded: &str) -> String {
+    match v {
+        Value::Matrix(m, _) => format!(
+            "{name} : {}×{}{recorded}\n{}",
+            m.nrows(),
+            m.ncols(),
+            format::show(m)
+        ),
+        Value::Str(s) => format!("{name} = '{s}'{recorded}\n"),
+        other => format!("{name} = {}{recorded}\n", format::value(other)),
+    }
+}
+
+/// Feeds a whole transcript through a session and returns everything it
+/// printed, diagnostics included, in order (no colour): what the transcript
+/// tests compare.
+pub fn transcript(input: &str) -> String {
+    thread_local! {
+        static BUFFER: crate::SharedBuffer = crate::SharedBuffer::default();
+    }
+    fn out() -> Box<dyn Write> {
+        Box::new(BUFFER.with(|b| b.clone()))
+    }
+    BUFFER.with(|b| b.take());
+    let mut repl = Repl::new(out, out(), false);
+    for line in input.lines() {
+        if repl.quit {
+            break;
+        }
+        repl.line(line);
+    }
+    BUFFER.with(|b| b.take())
+}

@@ -1,0 +1,41 @@
+//! The REPL under a pseudo-terminal: the prompts a person sees, and Ctrl-C
+//! stopping a running loop without ending the session.
+
+use rexpect::session::spawn_command;
+
+fn session() -> rexpect::session::PtySession {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tapec"));
+    command.arg("repl").arg("--color").arg("never");
+    // Keep the history file out of the user's home.
+    command.env("HOME", std::env::temp_dir());
+    spawn_command(command, Some(20_000)).expect("start tapec repl in a pty")
+}
+
+#[test]
+fn prompts_continuation_and_ctrl_c() {
+    let mut p = session();
+    p.exp_string("tapec> ").expect("main prompt");
+    p.send_line("x := 2.5 +").expect("send");
+    p.exp_string("...> ").expect("continuation prompt");
+    p.send_line("2.5;").expect("send");
+    p.exp_string("x = 5.000000").expect("echo of the finished entry");
+    p.exp_string("tapec> ").expect("prompt again");
+
+    p.send_line("n := 0; while true do n := n + 1;")
+        .expect("send");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    p.send_control('c').expect("ctrl-c");
+    p.exp_string("interrupted").expect("the loop stops");
+    p.exp_string("tapec> ").expect("the prompt comes back");
+
+    p.send_line("tape").expect("send");
+    p.exp_string("tape> ").expect("the tape prompt");
+    p.send_line("s := x * 2;").expect("send");
+    p.exp_string("s = 10.000000 (recorded)")
+        .expect("recorded echo");
+    p.send_line("end;").expect("send");
+    p.exp_string("tape closed: 1 record, result s = 10.000000; blame is ready")
+        .expect("walk");
+    p.send_line(":quit").expect("send");
+    p.exp_eof().expect("the session ends");
+}
