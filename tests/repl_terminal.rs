@@ -18,7 +18,8 @@ fn prompts_continuation_and_ctrl_c() {
     p.send_line("x := 2.5 +").expect("send");
     p.exp_string("...> ").expect("continuation prompt");
     p.send_line("2.5;").expect("send");
-    p.exp_string("x = 5.000000").expect("echo of the finished entry");
+    p.exp_string("x = 5.000000")
+        .expect("echo of the finished entry");
     p.exp_string("tapec> ").expect("prompt again");
 
     p.send_line("n := 0; while true do n := n + 1;")
