@@ -49,6 +49,8 @@ pub struct RunOptions {
     pub step_budget: Option<u64>,
     pub interrupt: Option<Arc<AtomicBool>>,
     pub progress_on_terminal: bool,
+    /// A lower cap on matrix sizes than the language's (for tests on random input).
+    pub max_elements: Option<usize>,
 }
 
 impl RunOptions {
@@ -60,6 +62,7 @@ impl RunOptions {
             step_budget: None,
             interrupt: None,
             progress_on_terminal: false,
+            max_elements: None,
         }
     }
 }
@@ -106,7 +109,16 @@ fn load(
             )]);
         }
     };
-    let id = decode_source(sources, &name, bytes).map_err(|d| vec![d])?;
+    load_bytes(&name, bytes, sources)
+}
+
+/// Decodes, parses and checks a program's bytes.
+fn load_bytes(
+    name: &str,
+    bytes: Vec<u8>,
+    sources: &mut SourceMap,
+) -> Result<syntax::tree::Program, Vec<Diagnostic>> {
+    let id = decode_source(sources, name, bytes).map_err(|d| vec![d])?;
     let (program, mut errors) = syntax::parse(sources.text(id), id);
     if errors.is_empty() {
         errors = eval::check::check(&program, &eval::check::Known::default(), false);
@@ -133,7 +145,31 @@ pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
 /// `tapec run`: checks, then runs. Call it on a thread from [`with_big_stack`].
 pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> i32 {
     let mut sources = SourceMap::default();
-    let program = match load(opts, &mut sources) {
+    let loaded = load(opts, &mut sources);
+    run_loaded(opts, loaded, sources, out, err)
+}
+
+/// Runs a program given as bytes, as if it were the file `opts.path`:
+/// the entry point for tests that make programs up (fuzzing, properties).
+pub fn run_bytes(
+    opts: &RunOptions,
+    bytes: Vec<u8>,
+    out: Box<dyn Write>,
+    err: &mut dyn Write,
+) -> i32 {
+    let mut sources = SourceMap::default();
+    let loaded = load_bytes(&opts.path.display().to_string(), bytes, &mut sources);
+    run_loaded(opts, loaded, sources, out, err)
+}
+
+fn run_loaded(
+    opts: &RunOptions,
+    loaded: Result<syntax::tree::Program, Vec<Diagnostic>>,
+    sources: SourceMap,
+    out: Box<dyn Write>,
+    err: &mut dyn Write,
+) -> i32 {
+    let program = match loaded {
         Ok(p) => p,
         Err(errors) => {
             report(&sources, &errors, opts.color, err);
@@ -153,6 +189,9 @@ pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> 
         interp.base_dir = PathBuf::from(".");
     }
     interp.step_budget = opts.step_budget;
+    if let Some(cap) = opts.max_elements {
+        interp.max_elements = cap;
+    }
     interp.progress_on_terminal = opts.progress_on_terminal;
     if let Some(flag) = &opts.interrupt {
         interp.interrupt = flag.clone();
@@ -186,6 +225,27 @@ pub fn run_captured(
         let out = SharedBuffer::default();
         let mut err = Vec::new();
         let code = run_file(&opts, Box::new(out.clone()), &mut err);
+        (out.text(), String::from_utf8_lossy(&err).into_owned(), code)
+    })
+}
+
+/// Runs program bytes on a big-stack thread with a step budget and a small
+/// size cap, and returns (stdout, stderr, exit status). What the property
+/// tests and the fuzz target call: it must end through a diagnostic, never
+/// a panic, whatever the bytes are.
+pub fn run_untrusted(
+    bytes: Vec<u8>,
+    folder: PathBuf,
+    step_budget: u64,
+    max_elements: usize,
+) -> (String, String, i32) {
+    with_big_stack(move || {
+        let mut opts = RunOptions::new(folder.join("fuzz.tape"));
+        opts.step_budget = Some(step_budget);
+        opts.max_elements = Some(max_elements);
+        let out = SharedBuffer::default();
+        let mut err = Vec::new();
+        let code = run_bytes(&opts, bytes, Box::new(out.clone()), &mut err);
         (out.text(), String::from_utf8_lossy(&err).into_owned(), code)
     })
 }

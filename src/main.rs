@@ -79,7 +79,7 @@ fn main() {
         Some(Command::Check { file }) => {
             let mut opts = tapec::RunOptions::new(file);
             opts.color = color;
-            tapec::check_file(&opts, &mut std::io::stderr())
+            tapec::with_big_stack(move || tapec::check_file(&opts, &mut std::io::stderr()))
         }
         Some(Command::Repl) => repl(color),
         None if std::io::stdin().is_terminal() => repl(color),

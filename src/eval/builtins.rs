@@ -238,6 +238,7 @@ impl Interpreter {
                 } else {
                     (m.ncols(), "column")
                 };
+                self.int_arg(b, &vals, 1)?;
                 let i = self.index(v(1), s(1), count, what)?;
                 let op = if b.name == "Row" {
                     Op::RowRange(i, 1)
@@ -253,8 +254,9 @@ impl Interpreter {
                 } else {
                     (m.ncols(), "column")
                 };
+                self.int_arg(b, &vals, 1)?;
                 let first = self.index(v(1), s(1), count, what)?;
-                let n = self.expect_int(v(2), s(2), &format!("{}'s count", b.name))?;
+                let n = self.int_arg(b, &vals, 2)?;
                 if n < 1 || n as u64 > (count - first) as u64 {
                     return fail(Diagnostic::new(s(2), format!(
                         "{} cannot take {n} {what}s from {what} {}: the matrix has {count} {what}s",
@@ -297,7 +299,7 @@ impl Interpreter {
                     .map(Some);
             }
             "Zeros" | "Ones" | "Random" | "Randn" => {
-                let (rows, cols) = self.dims(&vals, 0, span)?;
+                let (rows, cols) = self.dims(b, &vals, 0, span)?;
                 let m = match b.name {
                     "Zeros" => Array2::zeros((rows, cols)),
                     "Ones" => Array2::ones((rows, cols)),
@@ -307,12 +309,12 @@ impl Interpreter {
                 Value::Matrix(Rc::new(m), None)
             }
             "Fill" => {
-                let (rows, cols) = self.dims(&vals, 0, span)?;
+                let (rows, cols) = self.dims(b, &vals, 0, span)?;
                 let x = self.number(b, &vals, 2)?;
                 Value::Matrix(Rc::new(Array2::from_elem((rows, cols), x)), None)
             }
             "Eye" | "CausalMask" => {
-                let n = self.size(v(0), s(0))?;
+                let n = self.size(b, &vals, 0)?;
                 self.check_size(n, n, span)?;
                 let m = if b.name == "Eye" {
                     Array2::eye(n)
@@ -325,13 +327,13 @@ impl Interpreter {
                 Value::Matrix(Rc::new(m), None)
             }
             "Seed" => {
-                let n = self.expect_int(v(0), s(0), "Seed's argument")?;
+                let n = self.int_arg(b, &vals, 0)?;
                 self.rng.seed(n);
                 return Ok(None);
             }
             "RandInt" => {
-                let lo = self.expect_int(v(0), s(0), "RandInt's lowest value")?;
-                let hi = self.expect_int(v(1), s(1), "RandInt's highest value")?;
+                let lo = self.int_arg(b, &vals, 0)?;
+                let hi = self.int_arg(b, &vals, 1)?;
                 if lo > hi {
                     return fail(
                         Diagnostic::new(
@@ -517,7 +519,7 @@ impl Interpreter {
             }
             "ParamCount" => Value::Int(self.params.len() as i64 - 1),
             "ParamStr" => {
-                let i = self.expect_int(v(0), s(0), "ParamStr's argument")?;
+                let i = self.int_arg(b, &vals, 0)?;
                 match usize::try_from(i).ok().and_then(|i| self.params.get(i)) {
                     Some(p) => Value::Str(p.as_str().into()),
                     None => {
@@ -579,8 +581,8 @@ impl Interpreter {
                 }
             }
             "Progress" => {
-                let i = self.expect_int(v(0), s(0), "Progress's step")?;
-                let n = self.expect_int(v(1), s(1), "Progress's number of steps")?;
+                let i = self.int_arg(b, &vals, 0)?;
+                let n = self.int_arg(b, &vals, 1)?;
                 self.progress(i, n);
                 return Ok(None);
             }
@@ -635,6 +637,14 @@ impl Interpreter {
     fn matrix(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Rc<Array2<f64>>> {
         match &vals[i].0 {
             Value::Matrix(m, _) => Ok(m.clone()),
+            other => fail(kind_error(b, i, other, vals[i].1)),
+        }
+    }
+
+    /// An Integer argument; anything else is named against the builtin.
+    fn int_arg(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<i64> {
+        match &vals[i].0 {
+            Value::Int(n) => Ok(*n),
             other => fail(kind_error(b, i, other, vals[i].1)),
         }
     }
@@ -721,8 +731,9 @@ impl Interpreter {
     }
 
     /// A size for a constant matrix: an Integer of at least 1.
-    fn size(&self, v: &Value, span: Span) -> Flow<usize> {
-        let n = self.expect_int(v, span, "a matrix size")?;
+    fn size(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<usize> {
+        let n = self.int_arg(b, vals, i)?;
+        let span = vals[i].1;
         if n < 1 {
             return fail(
                 Diagnostic::new(
@@ -735,9 +746,15 @@ impl Interpreter {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
-    fn dims(&self, vals: &[(Value, Span)], first: usize, span: Span) -> Flow<(usize, usize)> {
-        let rows = self.size(&vals[first].0, vals[first].1)?;
-        let cols = self.size(&vals[first + 1].0, vals[first + 1].1)?;
+    fn dims(
+        &self,
+        b: &Builtin,
+        vals: &[(Value, Span)],
+        first: usize,
+        span: Span,
+    ) -> Flow<(usize, usize)> {
+        let rows = self.size(b, vals, first)?;
+        let cols = self.size(b, vals, first + 1)?;
         self.check_size(rows, cols, span)?;
         Ok((rows, cols))
     }

@@ -84,6 +84,8 @@ pub struct Interpreter {
     pub interrupt: Arc<AtomicBool>,
     /// When set, how many more loop turns and calls the run may make.
     pub step_budget: Option<u64>,
+    /// The most elements one matrix may have ([`MAX_ELEMENTS`] unless a test lowers it).
+    pub max_elements: usize,
     current_stmt: Span,
     /// Whether stderr is a terminal (for `Progress`).
     pub progress_on_terminal: bool,
@@ -134,6 +136,7 @@ impl Interpreter {
             base_dir: PathBuf::from("."),
             interrupt: Arc::new(AtomicBool::new(false)),
             step_budget: None,
+            max_elements: MAX_ELEMENTS,
             current_stmt: Span::default(),
             progress_on_terminal: false,
             progress: None,
@@ -982,7 +985,7 @@ impl Interpreter {
     /// Refuses a matrix too large to allocate, before allocating it.
     pub fn check_size(&self, rows: usize, cols: usize, span: Span) -> Flow<()> {
         match rows.checked_mul(cols) {
-            Some(n) if n <= MAX_ELEMENTS => Ok(()),
+            Some(n) if n <= self.max_elements => Ok(()),
             _ => fail(
                 Diagnostic::new(span, format!("a {rows}×{cols} matrix is too large"))
                     .with_label(
@@ -990,7 +993,8 @@ impl Interpreter {
                         format!("would have {} elements", rows as u128 * cols as u128),
                     )
                     .with_hint(format!(
-                        "a matrix may have at most {MAX_ELEMENTS} (2^28) elements"
+                        "a matrix may have at most {} elements",
+                        self.max_elements
                     )),
             ),
         }

@@ -87,8 +87,21 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
     if expected.iter().any(|e| e == "an expression") {
         expected.retain(|e| e != "`-`" && e != "`not`");
     }
+    // Operators could always continue an expression; they are worth naming
+    // only when nothing else was expected.
+    const CONTINUATIONS: [&str; 14] = [
+        "`[`", "`and`", "`or`", "`+`", "`-`", "`*`", "`/`", "`div`", "`mod`", "`=`", "`<>`", "`<`",
+        "`>`", "`:`",
+    ];
+    let telling: Vec<String> = expected
+        .iter()
+        .filter(|e| !CONTINUATIONS.contains(&e.as_str()) && !e.starts_with("`<="))
+        .cloned()
+        .collect();
     if expected.len() > 4 && expected.iter().any(|e| e == "`;`") {
         expected = vec!["`;`".to_string(), "an operator".to_string()];
+    } else if !telling.is_empty() {
+        expected = telling;
     }
     let wanted = match expected.len() {
         0 => String::new(),

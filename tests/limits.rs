@@ -1,0 +1,95 @@
+//! Limits end with a diagnostic and status 1, never a crash: source nested
+//! 100,000 deep, a 200,000-term expression (which must run), endless
+//! recursion, and a matrix too large to allocate.
+
+fn run(text: String) -> (String, String, i32) {
+    let dir = std::env::temp_dir().join(format!("tapec-limits-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let mut opts = tapec::RunOptions::new(dir.join("limit.tape"));
+    opts.step_budget = None;
+    tapec::with_big_stack(move || {
+        let out = tapec::SharedBuffer::default();
+        let mut err = Vec::new();
+        let code = tapec::run_bytes(&opts, text.into_bytes(), Box::new(out.clone()), &mut err);
+        (out.text(), String::from_utf8_lossy(&err).into_owned(), code)
+    })
+}
+
+fn fails_with(text: String, words: &str) {
+    let (_, err, code) = run(text);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains(words), "expected {words:?} in:\n{err}");
+}
+
+const DEEP: usize = 100_000;
+
+#[test]
+fn deep_parentheses_brackets_blocks_and_prefixes() {
+    let nested = "nested more than 256 levels";
+    fails_with(
+        format!("x := {}1{};", "(".repeat(DEEP), ")".repeat(DEEP)),
+        nested,
+    );
+    fails_with(
+        format!("x := {}1{};", "[".repeat(DEEP), "]".repeat(DEEP)),
+        nested,
+    );
+    fails_with(
+        format!("{} x := 1; {}", "begin ".repeat(DEEP), "end; ".repeat(DEEP)),
+        nested,
+    );
+    fails_with(format!("x := {}1;", "-".repeat(DEEP)), nested);
+    fails_with(format!("x := {}true;", "not ".repeat(DEEP)), nested);
+    fails_with(format!("{} x := 1;", "if true then ".repeat(DEEP)), nested);
+    fails_with(
+        format!("x := {}1{};", "Abs(".repeat(DEEP), ")".repeat(DEEP)),
+        nested,
+    );
+    // Unbalanced, too: only openers.
+    fails_with("(".repeat(DEEP), nested);
+}
+
+#[test]
+fn a_200000_term_expression_runs_on_and_off_the_tape() {
+    let terms = 200_000;
+    let sum = format!("x := 1{};\nWriteLn(x);\n", " + 1".repeat(terms - 1));
+    let (out, err, code) = run(sum);
+    assert_eq!((code, out.as_str()), (0, "200000\n"), "{err}");
+
+    let taped = format!(
+        "a := 0.5;\ntape\n  s := a{};\nend;\nWriteLn(Blame(a));\n",
+        " + a".repeat(terms - 1)
+    );
+    let (out, err, code) = run(taped);
+    assert_eq!((code, out.as_str()), (0, "200000.000000\n"), "{err}");
+}
+
+#[test]
+fn endless_recursion_stops_at_the_depth_limit() {
+    fails_with(
+        "function F(n: Integer): Integer;\nbegin\n  Result := F(n + 1)\nend;\nWriteLn(F(0));\n"
+            .to_string(),
+        "calls are nested more than 1000 deep",
+    );
+    fails_with(
+        "procedure P;\nbegin\n  P\nend;\nP;\n".to_string(),
+        "calls are nested more than 1000 deep",
+    );
+}
+
+#[test]
+fn an_oversized_matrix_is_refused_before_allocation() {
+    fails_with("m := Zeros(1000000, 1000000);".to_string(), "is too large");
+    fails_with(
+        "m := Randn(9223372036854775807, 9223372036854775807);".to_string(),
+        "is too large",
+    );
+    fails_with(
+        "m := Ones(65536, 1) * Ones(1, 65536);".to_string(),
+        "is too large",
+    );
+    fails_with(
+        "m := Embed(Zeros(2, 20000), Ones(1, 20000));".to_string(),
+        "is too large",
+    );
+}

@@ -1,0 +1,239 @@
+//! No input crashes the interpreter. Random bytes, random soups of tokens
+//! and mutations of the course programs go through the whole pipeline
+//! (decode, lex, parse, check, run with a step budget and a small size cap);
+//! every run must end with status 0, or with status 1 and a diagnostic.
+//! A panic anywhere fails the test with the smallest input proptest finds.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use proptest::prelude::*;
+
+const BUDGET: u64 = 5_000;
+const MAX_ELEMENTS: usize = 1 << 16;
+
+/// A scratch folder holding the bundled text, so `ReadText` works and any
+/// file a program writes lands there.
+fn folder() -> PathBuf {
+    static FOLDER: OnceLock<PathBuf> = OnceLock::new();
+    FOLDER
+        .get_or_init(|| {
+            let dir = std::env::temp_dir().join(format!("tapec-no-panic-{}", std::process::id()));
+            std::fs::create_dir_all(dir.join("data")).expect("scratch folder");
+            std::fs::copy("programs/data/tiny.txt", dir.join("data/tiny.txt")).expect("copy text");
+            dir
+        })
+        .clone()
+}
+
+fn ends_cleanly(bytes: Vec<u8>) -> Result<(), TestCaseError> {
+    let shown = String::from_utf8_lossy(&bytes).into_owned();
+    let (_, err, code) = tapec::run_untrusted(bytes, folder(), BUDGET, MAX_ELEMENTS);
+    prop_assert!(code == 0 || code == 1, "status {code} for {shown:?}");
+    if code == 1 {
+        prop_assert!(
+            err.contains("Error"),
+            "status 1 without a diagnostic for {shown:?}: {err}"
+        );
+    }
+    Ok(())
+}
+
+fn course_programs() -> &'static Vec<String> {
+    static PROGRAMS: OnceLock<Vec<String>> = OnceLock::new();
+    PROGRAMS.get_or_init(|| {
+        let mut texts = Vec::new();
+        for dir in ["programs", "tests/run", "tests/errors", "bench"] {
+            for entry in std::fs::read_dir(dir).expect("list programs") {
+                let path = entry.expect("entry").path();
+                if path.extension().is_some_and(|x| x == "tape")
+                    && let Ok(text) = std::fs::read_to_string(&path)
+                {
+                    texts.push(text);
+                }
+            }
+        }
+        texts.sort();
+        texts
+    })
+}
+
+const TOKENS: &[&str] = &[
+    "program",
+    "begin",
+    "end",
+    "end.",
+    "tape",
+    "if",
+    "then",
+    "else",
+    "for",
+    "to",
+    "downto",
+    "do",
+    "while",
+    "repeat",
+    "until",
+    "procedure",
+    "function",
+    "var",
+    "and",
+    "or",
+    "not",
+    "div",
+    "mod",
+    "true",
+    "false",
+    ":=",
+    "+",
+    "-",
+    "*",
+    "/",
+    "=",
+    "<>",
+    "<",
+    "<=",
+    ">",
+    ">=",
+    "(",
+    ")",
+    "[",
+    "]",
+    ",",
+    ";",
+    ":",
+    ".",
+    "x",
+    "y",
+    "m",
+    "s",
+    "Result",
+    "Inf",
+    "0",
+    "1",
+    "2",
+    "3",
+    "0.5",
+    "1e300",
+    "-1",
+    "9223372036854775807",
+    "'a'",
+    "''",
+    "'data/tiny.txt'",
+    "{ c }",
+    "(* c *)",
+    "// c\n",
+    "Sum",
+    "Transpose",
+    "RowSoftmax",
+    "Embed",
+    "CrossEntropy",
+    "Zeros",
+    "Ones",
+    "Randn",
+    "Blame",
+    "Nudge",
+    "CheckBlame",
+    "WriteLn",
+    "Show",
+    "Row",
+    "HStack",
+    "LayerNorm",
+    "Log",
+    "Sqrt",
+    "Exp",
+    "Tanh",
+    "CausalMask",
+    "Sample",
+    "Encode",
+    "Vocab",
+    "ReadText",
+    "StrToInt",
+    "ParamStr",
+    "[[1, 2], [3, 4]]",
+    "[1, 2]",
+    "x := [[1, 2]];",
+    "tape s := Sum(x); end;",
+    "\n",
+];
+
+fn token_soup() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(TOKENS), 0..60)
+        .prop_map(|ts| ts.join(" ").into_bytes())
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Delete(usize, usize),
+    Duplicate(usize, usize),
+    Replace(usize, u8),
+    Insert(usize, &'static str),
+}
+
+fn mutate(text: &str, mutations: &[Mutation]) -> Vec<u8> {
+    let mut bytes = text.as_bytes().to_vec();
+    for m in mutations {
+        let len = bytes.len().max(1);
+        match *m {
+            Mutation::Delete(at, n) => {
+                let at = at % len;
+                let end = (at + n % 40).min(bytes.len());
+                bytes.drain(at.min(end)..end);
+            }
+            Mutation::Duplicate(at, n) => {
+                let at = at % len;
+                let end = (at + n % 80).min(bytes.len());
+                let piece: Vec<u8> = bytes[at.min(end)..end].to_vec();
+                bytes.splice(end..end, piece);
+            }
+            Mutation::Replace(at, b) => {
+                if !bytes.is_empty() {
+                    let at = at % bytes.len();
+                    bytes[at] = b;
+                }
+            }
+            Mutation::Insert(at, token) => {
+                let at = (at % len).min(bytes.len());
+                bytes.splice(at..at, token.bytes());
+            }
+        }
+    }
+    bytes
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        (any::<usize>(), any::<usize>()).prop_map(|(a, n)| Mutation::Delete(a, n)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, n)| Mutation::Duplicate(a, n)),
+        (
+            any::<usize>(),
+            prop::sample::select(b"0123456789()[];:=.,'{}-+*/ \nabcxyz\xff".to_vec())
+        )
+            .prop_map(|(a, b)| Mutation::Replace(a, b)),
+        (any::<usize>(), prop::sample::select(TOKENS)).prop_map(|(a, t)| Mutation::Insert(a, t)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_bytes_end_cleanly(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
+        ends_cleanly(bytes)?;
+    }
+
+    #[test]
+    fn token_soups_end_cleanly(bytes in token_soup()) {
+        ends_cleanly(bytes)?;
+    }
+
+    #[test]
+    fn mutated_programs_end_cleanly(
+        which in any::<prop::sample::Index>(),
+        mutations in prop::collection::vec(mutation(), 1..6),
+    ) {
+        let programs = course_programs();
+        let text = &programs[which.index(programs.len())];
+        ends_cleanly(mutate(text, &mutations))?;
+    }
+}
