@@ -6,7 +6,7 @@
 //! Every recorded operation goes through [`Interpreter::apply`], which runs
 //! the operation's forward, stops on a NaN, and records it if a tape is open.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -21,7 +21,8 @@ use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
 use crate::syntax::tree::*;
 use crate::tape::ops::{Elementwise, describe_shape};
-use crate::tape::{NodeRef, Op, OpError, Tape, Tensor};
+use crate::tape::{Inputs, NodeRef, Op, OpError, Tape, Tensor};
+use smallvec::SmallVec;
 
 /// Deepest chain of routine calls before the run stops with an error.
 pub const MAX_CALL_DEPTH: usize = 1000;
@@ -124,9 +125,9 @@ impl Interpreter {
 
     pub fn new(out: Box<dyn Write>) -> Interpreter {
         Interpreter {
-            globals: HashMap::new(),
+            globals: HashMap::default(),
             frames: Vec::new(),
-            routines: HashMap::new(),
+            routines: HashMap::default(),
             tape: Tape::default(),
             tape_frame_depth: 0,
             tape_result: None,
@@ -356,15 +357,17 @@ impl Interpreter {
                     )),
                 );
             }
-            Value::Int(n) => {
-                self.tape
-                    .push(Op::Leaf, vec![], Tensor::Scalar(*n as f64), candidate.span)
-            }
+            Value::Int(n) => self.tape.push(
+                Op::Leaf,
+                Inputs::new(),
+                Tensor::Scalar(*n as f64),
+                candidate.span,
+            ),
             v => match self.tape.find(v.tag()) {
                 Some(node) => node,
                 None => self
                     .tape
-                    .push(Op::Leaf, vec![], to_tensor(v), candidate.span),
+                    .push(Op::Leaf, Inputs::new(), to_tensor(v), candidate.span),
             },
         };
         if let Err(e) = self.tape.walk(node) {
@@ -389,14 +392,14 @@ impl Interpreter {
     fn node_of(&mut self, v: &Value, span: Span) -> u32 {
         match self.tape.find(v.tag()) {
             Some(node) => node,
-            None => self.tape.push(Op::Leaf, vec![], to_tensor(v), span),
+            None => self.tape.push(Op::Leaf, Inputs::new(), to_tensor(v), span),
         }
     }
 
     /// Runs a recorded operation: forward, NaN check, and a record if a tape is open.
     pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
-        let tensors: Vec<Tensor> = args.iter().map(|(v, _)| to_tensor(v)).collect();
-        let refs: Vec<&Tensor> = tensors.iter().collect();
+        let tensors: SmallVec<[Tensor; 2]> = args.iter().map(|(v, _)| to_tensor(v)).collect();
+        let refs: SmallVec<[&Tensor; 2]> = tensors.iter().collect();
         let output = match op.forward(&refs) {
             Ok(t) => t,
             Err(e) => return fail(self.op_error(e, args, span)),
@@ -419,7 +422,7 @@ impl Interpreter {
         if !self.tape.open {
             return Ok(from_tensor(output, None));
         }
-        let inputs: Vec<u32> = args.iter().map(|(v, s)| self.node_of(v, *s)).collect();
+        let inputs: Inputs = args.iter().map(|(v, s)| self.node_of(v, *s)).collect();
         let node = self.tape.push(op, inputs, output.clone(), span);
         Ok(from_tensor(output, Some(self.tape.node(node))))
     }
@@ -489,7 +492,7 @@ impl Interpreter {
         let value = value.clone();
         let node = self
             .tape
-            .push(Op::Leaf, vec![], to_tensor(&value), name.span);
+            .push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
         self.tape.records[node as usize].name = Some(name.text.clone());
         let tagged = retag(value, Some(self.tape.node(node)));
         if let Some(slot) = self.slot_mut(&name.text) {
@@ -607,9 +610,14 @@ impl Interpreter {
             );
         };
         let (r, c) = self.index_pair(&m, (&i, row.span), (&j, col.span))?;
-        let mut m = m;
-        Rc::make_mut(&mut m)[(r, c)] = x;
+        drop(m);
+        // Take the matrix out of its variable so that, when nothing else
+        // holds it, the element is written in place rather than copied.
         let slot = self.slot_mut(&target.text).expect("read above");
+        let Some(Value::Matrix(mut m, _)) = slot.value.take() else {
+            unreachable!("checked to be a matrix above")
+        };
+        Rc::make_mut(&mut m)[(r, c)] = x;
         slot.value = Some(Value::Matrix(m, None));
         Ok(())
     }
@@ -1101,7 +1109,7 @@ impl Interpreter {
             );
         }
         self.tick(span)?;
-        let mut locals = HashMap::new();
+        let mut locals = HashMap::default();
         for (param, arg) in routine.params.iter().zip(args) {
             let v = self.eval(&arg.value)?;
             let declared = param.ty.map(|(t, _)| t);

@@ -6,10 +6,15 @@
 //! loop from the newest record to the oldest; there is no recursion and no
 //! topological sort. The tape knows nothing of the parser beyond a span.
 
+pub mod matmul;
 pub mod ops;
 
 use crate::diagnostic::Span;
 pub use ops::{Op, OpError, Tensor};
+use smallvec::SmallVec;
+
+/// A record's inputs: two or fewer for all but matrix literals.
+pub type Inputs = SmallVec<[u32; 2]>;
 
 /// Which record of which tape a value is. A value whose tape is not the
 /// current one is treated as not on the tape at all.
@@ -22,7 +27,7 @@ pub struct NodeRef {
 #[derive(Debug, Clone)]
 pub struct Record {
     pub op: Op,
-    pub inputs: Vec<u32>,
+    pub inputs: Inputs,
     pub value: Tensor,
     /// The variable that holds this value, for pictures and listings.
     pub name: Option<String>,
@@ -73,7 +78,7 @@ impl Tape {
             .map(|r| r.node)
     }
 
-    pub fn push(&mut self, op: Op, inputs: Vec<u32>, value: Tensor, span: Span) -> u32 {
+    pub fn push(&mut self, op: Op, inputs: Inputs, value: Tensor, span: Span) -> u32 {
         self.records.push(Record {
             op,
             inputs,
@@ -104,7 +109,7 @@ impl Tape {
             };
             let record = &self.records[i];
             if !record.inputs.is_empty() {
-                let inputs: Vec<&Tensor> = record
+                let inputs: SmallVec<[&Tensor; 2]> = record
                     .inputs
                     .iter()
                     .map(|&k| &self.records[k as usize].value)

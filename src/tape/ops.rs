@@ -11,6 +11,12 @@ use std::rc::Rc;
 
 use ndarray::{Array2, ArrayView2, Axis, Zip, s};
 
+use super::matmul::product;
+use smallvec::{SmallVec, smallvec};
+
+/// The blame each input receives from one record (`None`: no blame flows).
+pub type Blames = SmallVec<[Option<Tensor>; 2]>;
+
 /// A value on the tape: a number or a matrix.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tensor {
@@ -62,6 +68,12 @@ impl Tensor {
             Tensor::Scalar(x) => x.is_nan().then_some((1, 1)),
             Tensor::Matrix(m) => {
                 let cols = m.ncols();
+                if let Some(values) = m.as_slice() {
+                    // A branch-free pass first (it vectorises); the search only runs on a hit.
+                    if !values.iter().fold(false, |bad, x| bad | x.is_nan()) {
+                        return None;
+                    }
+                }
                 m.iter()
                     .position(|x| x.is_nan())
                     .map(|k| (k / cols + 1, k % cols + 1))
@@ -337,19 +349,21 @@ impl Op {
     /// The per-link rule: given the inputs, the output and the blame that
     /// reached the output, the blame each input receives (`None` where no
     /// blame flows).
-    pub fn per_link_rule(
-        &self,
-        inputs: &[&Tensor],
-        output: &Tensor,
-        blame: &Tensor,
-    ) -> Vec<Option<Tensor>> {
+    pub fn per_link_rule(&self, inputs: &[&Tensor], output: &Tensor, blame: &Tensor) -> Blames {
         let g = blame.view();
         match self {
-            Op::Leaf => vec![],
+            Op::Leaf => smallvec![],
             Op::Elementwise(kind) => {
                 let (a, b) = (inputs[0], inputs[1]);
                 let (ga, gb) = match kind {
-                    Elementwise::Add => (g.to_owned(), g.to_owned()),
+                    // The blame passes through unchanged: share it where no
+                    // broadcast has to be summed back.
+                    Elementwise::Add => {
+                        return smallvec![
+                            Some(pass_through(blame, a)),
+                            Some(pass_through(blame, b))
+                        ];
+                    }
                     Elementwise::Sub => (g.to_owned(), g.mapv(|x| -x)),
                     Elementwise::Mul => (
                         broadcast_zip(&g, &b.view(), |g, b| g * b),
@@ -367,24 +381,24 @@ impl Op {
                         (ga, gb)
                     }
                 };
-                vec![Some(reduce_to(ga, a)), Some(reduce_to(gb, b))]
+                smallvec![Some(reduce_to(ga, a)), Some(reduce_to(gb, b))]
             }
-            Op::Neg => vec![Some(map(blame, |x| -x))],
+            Op::Neg => smallvec![Some(map(blame, |x| -x))],
             Op::MatMul => {
                 let (a, b) = (inputs[0].view(), inputs[1].view());
-                vec![
-                    Some(Tensor::matrix(g.dot(&b.t()))),
-                    Some(Tensor::matrix(a.t().dot(&g))),
+                smallvec![
+                    Some(Tensor::matrix(product(g.view(), b.t()))),
+                    Some(Tensor::matrix(product(a.t(), g.view()))),
                 ]
             }
-            Op::Transpose => vec![Some(Tensor::matrix(g.t().to_owned()))],
+            Op::Transpose => smallvec![Some(Tensor::matrix(g.t().to_owned()))],
             Op::Sum | Op::Mean => {
                 let shape = inputs[0].shape();
                 let each = match self {
                     Op::Mean => g[(0, 0)] / (shape.0 * shape.1) as f64,
                     _ => g[(0, 0)],
                 };
-                vec![Some(Tensor::matrix(Array2::from_elem(shape, each)))]
+                smallvec![Some(Tensor::matrix(Array2::from_elem(shape, each)))]
             }
             Op::RowSum | Op::RowMean => {
                 let shape = inputs[0].shape();
@@ -397,11 +411,11 @@ impl Op {
                     .broadcast(shape)
                     .expect("m×1 against m×n")
                     .mapv(|x| x * scale);
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::ColSum => {
                 let shape = inputs[0].shape();
-                vec![Some(Tensor::matrix(
+                smallvec![Some(Tensor::matrix(
                     g.broadcast(shape).expect("1×n against m×n").to_owned(),
                 ))]
             }
@@ -418,7 +432,7 @@ impl Op {
                             .and(&g)
                             .for_each(|o, &y, &g| *o = y * (g - dot));
                     });
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::Unary(u) => {
                 let out = match (inputs[0], output) {
@@ -434,7 +448,7 @@ impl Op {
                         Tensor::matrix(d)
                     }
                 };
-                vec![Some(out)]
+                smallvec![Some(out)]
             }
             Op::LayerNorm => {
                 let x = inputs[0].view();
@@ -454,7 +468,7 @@ impl Op {
                         out[(i, j)] = rstd[i] * (g_row[j] - mean_g - h_row[j] * mean_gh);
                     }
                 }
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::Embed(ids) => {
                 let mut out = Array2::zeros(inputs[0].shape());
@@ -462,7 +476,7 @@ impl Op {
                     let mut row = out.row_mut(id);
                     row += &g.row(t);
                 }
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::CrossEntropy(targets) => {
                 let logits = inputs[0].view();
@@ -476,28 +490,28 @@ impl Op {
                     }
                     out[(i, targets[i])] -= scale;
                 }
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::RowRange(first, count) => {
                 let mut out = Array2::zeros(inputs[0].shape());
                 out.slice_mut(s![*first..first + count, ..]).assign(&g);
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::ColRange(first, count) => {
                 let mut out = Array2::zeros(inputs[0].shape());
                 out.slice_mut(s![.., *first..first + count]).assign(&g);
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::HStack => {
                 let left = inputs[0].shape().1;
-                vec![
+                smallvec![
                     Some(Tensor::matrix(g.slice(s![.., ..left]).to_owned())),
                     Some(Tensor::matrix(g.slice(s![.., left..]).to_owned())),
                 ]
             }
             Op::VStack => {
                 let top = inputs[0].shape().0;
-                vec![
+                smallvec![
                     Some(Tensor::matrix(g.slice(s![..top, ..]).to_owned())),
                     Some(Tensor::matrix(g.slice(s![top.., ..]).to_owned())),
                 ]
@@ -505,7 +519,7 @@ impl Op {
             Op::Element(i, j) => {
                 let mut out = Array2::zeros(inputs[0].shape());
                 out[(*i, *j)] = g[(0, 0)];
-                vec![Some(Tensor::matrix(out))]
+                smallvec![Some(Tensor::matrix(out))]
             }
             Op::Literal(_, cols) => (0..inputs.len())
                 .map(|k| Some(Tensor::Scalar(g[(k / cols, k % cols)])))
@@ -590,6 +604,15 @@ fn broadcast_zip(
     Zip::from(g).and(&other).map_collect(|&g, &o| f(g, o))
 }
 
+/// The blame of an input to `+`: the output's blame itself (shared, not
+/// copied) when the shapes match, else summed back over the broadcast.
+fn pass_through(blame: &Tensor, input: &Tensor) -> Tensor {
+    match (blame, input) {
+        (Tensor::Matrix(_), Tensor::Matrix(m)) if m.dim() == blame.shape() => blame.clone(),
+        _ => reduce_to(blame.view().to_owned(), input),
+    }
+}
+
 /// Sums blame back over the axes along which `input` was stretched.
 fn reduce_to(mut blame: Array2<f64>, input: &Tensor) -> Tensor {
     if let Tensor::Scalar(_) = input {
@@ -616,7 +639,7 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
         .label(1, format!("this is a {}×{}", sb.0, sb.1))
         .hint("`*` of two matrices is the matrix product; use `Hadamard(a, b)` to multiply element by element"));
     }
-    Ok(Tensor::matrix(a.view().dot(&b.view())))
+    Ok(Tensor::matrix(product(a.view(), b.view())))
 }
 
 fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
