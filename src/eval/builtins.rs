@@ -115,12 +115,12 @@ impl Interpreter {
                 let new = match (&v, blame) {
                     (Value::Real(x, _), Tensor::Scalar(g)) => Value::Real(x - rate * g, None),
                     (Value::Matrix(m, _), g) => {
-                        let mut m = m.clone();
-                        // Drop the tape's hold first so the update happens in place when it can.
-                        self.overwrite(&name, Value::Int(0));
-                        let mm = Rc::make_mut(&mut m);
-                        mm.scaled_add(-rate, &g.view());
-                        Value::Matrix(m, None)
+                        // The tape still holds the old value, so the new one is
+                        // written fresh, in one pass over both.
+                        let step = ndarray::Zip::from(&**m)
+                            .and(&g.view())
+                            .map_collect(|x, g| x - rate * g);
+                        Value::Matrix(Rc::new(step), None)
                     }
                     (other, _) => other.clone(),
                 };
