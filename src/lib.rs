@@ -7,6 +7,7 @@
 
 pub mod diagnostic;
 pub mod eval;
+pub mod graph;
 pub mod repl;
 pub mod syntax;
 pub mod tape;
@@ -146,7 +147,51 @@ pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
 pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> i32 {
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);
-    run_loaded(opts, loaded, sources, out, err)
+    run_loaded(opts, loaded, sources, out, err).0
+}
+
+/// `tapec graph`: runs the program, then draws its last tape to `picture`
+/// (DOT, SVG or PNG by its extension), or writes DOT to `out` when there is
+/// no path; the program's own output then goes to `err`.
+pub fn graph_file(
+    opts: &RunOptions,
+    picture: Option<&Path>,
+    out: Box<dyn Write>,
+    err: &mut dyn Write,
+) -> i32 {
+    let mut sources = SourceMap::default();
+    let loaded = load(opts, &mut sources);
+    let (program_out, mut dot_out): (Box<dyn Write>, Option<Box<dyn Write>>) = match picture {
+        Some(_) => (out, None),
+        None => (Box::new(std::io::stderr()), Some(out)),
+    };
+    let (code, interp) = run_loaded(opts, loaded, sources, program_out, err);
+    let Some(interp) = interp.filter(|_| code == EXIT_OK) else {
+        return code;
+    };
+    if interp.tape.records.is_empty() {
+        let _ = writeln!(
+            err,
+            "tapec: `{}` ran no tape, so there is nothing to draw",
+            opts.path.display()
+        );
+        return EXIT_ERROR;
+    }
+    match (picture, &mut dot_out) {
+        (Some(path), _) => match graph::write(&interp.tape, path) {
+            Ok(()) => EXIT_OK,
+            Err(message) => {
+                let _ = writeln!(err, "tapec: {message}");
+                EXIT_ERROR
+            }
+        },
+        (None, Some(out)) => {
+            let _ = out.write_all(graph::dot(&interp.tape).as_bytes());
+            let _ = out.flush();
+            EXIT_OK
+        }
+        (None, None) => EXIT_OK,
+    }
 }
 
 /// Runs a program given as bytes, as if it were the file `opts.path`:
@@ -159,7 +204,7 @@ pub fn run_bytes(
 ) -> i32 {
     let mut sources = SourceMap::default();
     let loaded = load_bytes(&opts.path.display().to_string(), bytes, &mut sources);
-    run_loaded(opts, loaded, sources, out, err)
+    run_loaded(opts, loaded, sources, out, err).0
 }
 
 fn run_loaded(
@@ -168,12 +213,12 @@ fn run_loaded(
     sources: SourceMap,
     out: Box<dyn Write>,
     err: &mut dyn Write,
-) -> i32 {
+) -> (i32, Option<Interpreter>) {
     let program = match loaded {
         Ok(p) => p,
         Err(errors) => {
             report(&sources, &errors, opts.color, err);
-            return EXIT_ERROR;
+            return (EXIT_ERROR, None);
         }
     };
     let mut interp = Interpreter::new(out);
@@ -198,7 +243,7 @@ fn run_loaded(
     }
     let outcome = interp.run(&program);
     let _ = interp.out.flush();
-    match outcome {
+    let code = match outcome {
         Ok(()) => EXIT_OK,
         Err(Stop::Error(d)) => {
             report(&sources, &[*d], opts.color, err);
@@ -208,7 +253,8 @@ fn run_loaded(
             let _ = writeln!(err, "interrupted");
             EXIT_INTERRUPTED
         }
-    }
+    };
+    (code, Some(interp))
 }
 
 /// Runs a program held in memory and returns (stdout, stderr, exit status):

@@ -43,6 +43,16 @@ enum Command {
     /// Parse and check a program without running it, reporting every error at once.
     #[command(after_help = "Example:\n  tapec check programs/attention.tape")]
     Check { file: PathBuf },
+    /// Run a program and draw its last tape: DOT on stdout, or a .dot/.svg/.png file.
+    #[command(
+        after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n\nSVG and PNG need Graphviz's `dot`; DOT needs nothing."
+    )]
+    Graph {
+        file: PathBuf,
+        /// Where to write the picture (.dot, .svg or .png); DOT on stdout if absent.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// The interactive prompt: enter statements one at a time and watch each value.
     #[command(
         after_help = "Example:\n  tapec repl\n  tapec repl < session.txt   (a piped transcript: no prompts)"
@@ -80,6 +90,15 @@ fn main() {
             let mut opts = tapec::RunOptions::new(file);
             opts.color = color;
             tapec::with_big_stack(move || tapec::check_file(&opts, &mut std::io::stderr()))
+        }
+        Some(Command::Graph { file, output }) => {
+            let mut opts = tapec::RunOptions::new(file);
+            opts.color = color;
+            tapec::with_big_stack(move || {
+                let out = std::io::BufWriter::new(std::io::stdout());
+                let mut err = std::io::stderr();
+                tapec::graph_file(&opts, output.as_deref(), Box::new(out), &mut err)
+            })
         }
         Some(Command::Repl) => repl(color),
         None if std::io::stdin().is_terminal() => repl(color),

@@ -28,6 +28,7 @@ Enter statements; each runs when it is complete.
   :vars           every variable with its shape
   :tape           the records of the open or last tape
   :blame NAME     the blame of NAME (Show(Blame(NAME)))
+  :graph FILE     draw the open or last tape (.dot, or .svg/.png with Graphviz)
   :load FILE      run a program file in this session
   :reset          forget every variable, routine and tape
   :quit           leave (also Ctrl-D)
@@ -320,6 +321,16 @@ impl Repl {
                     text.push_str("no tape yet\n");
                 }
                 self.say(&text);
+            }
+            "graph" if !rest.is_empty() => {
+                if self.interp.tape.records.is_empty() {
+                    self.say("no tape yet\n");
+                } else {
+                    match crate::graph::write(&self.interp.tape, std::path::Path::new(rest)) {
+                        Ok(()) => self.say(&format!("wrote {rest}\n")),
+                        Err(message) => self.say(&format!("{message}\n")),
+                    }
+                }
             }
             "blame" if !rest.is_empty() => self.line(&format!("Show(Blame({rest}));")),
             "load" if !rest.is_empty() => {

@@ -590,7 +590,11 @@ impl Interpreter {
                 let m = self.matrix(b, &vals, 0)?;
                 let path = self.string(b, &vals, 1)?;
                 let full = self.base_dir.join(&*path);
-                if let Err(e) = std::fs::write(&full, crate::eval::plot::svg(&m)) {
+                let chart = crate::eval::plot::svg(&m).map_err(|e| {
+                    Diagnostic::new(span, format!("Plot could not draw the chart: {e}"))
+                        .with_label(span, "this Plot")
+                })?;
+                if let Err(e) = std::fs::write(&full, chart) {
                     return fail(
                         Diagnostic::new(
                             s(1),

@@ -1,0 +1,181 @@
+//! The picture of a tape: Graphviz DOT with one box per record (its name or
+//! operation, its shape, its value and its blame) and an arrow from each
+//! input to the record that used it. Leaves and the result are styled apart.
+//! SVG and PNG go through Graphviz's `dot` when it is installed.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::tape::{Op, Tape, Tensor};
+
+/// Matrices up to this many elements are shown in full; larger ones by
+/// shape and range.
+const SHOWN_IN_FULL: usize = 16;
+
+/// A number as short as it can be and still readable: up to 4 decimals.
+fn compact(x: f64) -> String {
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let text = format!("{x:.4}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text == "-0" {
+        "0".into()
+    } else {
+        text.to_string()
+    }
+}
+
+fn describe(t: &Tensor) -> String {
+    match t {
+        Tensor::Scalar(x) => compact(*x),
+        Tensor::Matrix(m) if m.len() <= SHOWN_IN_FULL => m
+            .rows()
+            .into_iter()
+            .map(|row| {
+                format!(
+                    "[{}]",
+                    row.iter()
+                        .map(|x| compact(*x))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        Tensor::Matrix(m) => {
+            let lo = m.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = m.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            format!(
+                "{}×{} from {} to {}",
+                m.nrows(),
+                m.ncols(),
+                compact(lo),
+                compact(hi)
+            )
+        }
+    }
+}
+
+fn shape(t: &Tensor) -> String {
+    match t {
+        Tensor::Scalar(_) => "number".into(),
+        Tensor::Matrix(m) => format!("{}×{}", m.nrows(), m.ncols()),
+    }
+}
+
+/// Escapes text for a double-quoted DOT string; newlines become line breaks.
+fn escape(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('"', "\\\"")
+        .replace('\n', "\\n")
+}
+
+/// The DOT text of `tape`.
+pub fn dot(tape: &Tape) -> String {
+    let mut out = String::from(
+        "digraph tape {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10, style=\"rounded,filled\", fillcolor=\"#ffffff\"];\n  edge [color=\"#555555\"];\n",
+    );
+    for (k, record) in tape.records.iter().enumerate() {
+        let is_result = tape.result == Some(k as u32);
+        let title = match (&record.name, &record.op) {
+            (Some(name), Op::Leaf) => format!("{name} (leaf)"),
+            (None, Op::Leaf) => "constant".to_string(),
+            (Some(name), op) => format!("{name} = {}", op.name()),
+            (None, op) => op.name().to_string(),
+        };
+        let title = if is_result {
+            format!("{title}  [result]")
+        } else {
+            title
+        };
+        let mut label = format!(
+            "#{} {title}\n{}\nvalue:\n{}",
+            k + 1,
+            shape(&record.value),
+            describe(&record.value)
+        );
+        if tape.result.is_some() {
+            label.push_str(&format!("\nblame:\n{}", describe(&tape.blame_of(k as u32))));
+        }
+        let style = match (&record.op, is_result) {
+            (_, true) => ", fillcolor=\"#fde2e2\", penwidth=2",
+            (Op::Leaf, _) => ", fillcolor=\"#e3eefc\", shape=box, style=\"filled\"",
+            _ => "",
+        };
+        out.push_str(&format!("  n{k} [label=\"{}\"{style}];\n", escape(&label)));
+    }
+    for (k, record) in tape.records.iter().enumerate() {
+        for input in &record.inputs {
+            out.push_str(&format!("  n{input} -> n{k};\n"));
+        }
+    }
+    out.push_str("}\n");
+    out
+}
+
+/// Writes the picture of `tape` to `path`: DOT as it is, or SVG/PNG drawn
+/// by Graphviz's `dot`. The error is a sentence for the user.
+pub fn write(tape: &Tape, path: &Path) -> Result<(), String> {
+    let text = dot(tape);
+    let format = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .unwrap_or("dot")
+        .to_ascii_lowercase();
+    if format == "dot" || format == "gv" {
+        return std::fs::write(path, text)
+            .map_err(|e| format!("cannot write `{}`: {e}", path.display()));
+    }
+    if format != "svg" && format != "png" {
+        return Err(format!(
+            "cannot draw `{}`: the picture can be written as .dot, .svg or .png",
+            path.display()
+        ));
+    }
+    let child = Command::new("dot")
+        .arg(format!("-T{format}"))
+        .arg("-o")
+        .arg(path)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(_) => {
+            return Err(format!(
+                "drawing `{}` needs Graphviz's `dot`, which is not installed: install Graphviz \
+                 (for example `apt-get install graphviz`), or write the DOT text with `-o tape.dot`",
+                path.display()
+            ));
+        }
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(text.as_bytes());
+    }
+    match child.wait_with_output() {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "`dot` could not draw `{}`: {}",
+            path.display(),
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(e) => Err(format!("`dot` could not draw `{}`: {e}", path.display())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_escapes() {
+        assert_eq!(compact(0.5), "0.5");
+        assert_eq!(compact(-4.5), "-4.5");
+        assert_eq!(compact(21.0), "21");
+        assert_eq!(compact(-0.00001), "0");
+        assert_eq!(compact(f64::NEG_INFINITY), "-inf");
+        assert_eq!(escape("a \"b\" \\ c\nd"), "a \\\"b\\\" \\\\ c\\nd");
+    }
+}

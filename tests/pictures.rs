@@ -1,0 +1,206 @@
+//! The pictures: the tape drawn as DOT (a golden file for the worked
+//! example), rendered to SVG when Graphviz is installed; `Plot`'s SVG; and
+//! `CheckBlame` against every recorded operation, and against a blame made
+//! wrong on purpose.
+
+use std::path::Path;
+
+use tapec::SharedBuffer;
+use tapec::eval::Interpreter;
+
+fn scratch() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tapec-pictures-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+fn attention_dot() -> String {
+    let opts = tapec::RunOptions::new("programs/attention.tape");
+    tapec::with_big_stack(move || {
+        let dot = SharedBuffer::default();
+        let mut err = Vec::new();
+        let code = tapec::graph_file(&opts, None, Box::new(dot.clone()), &mut err);
+        assert_eq!(code, 0, "{}", String::from_utf8_lossy(&err));
+        dot.text()
+    })
+}
+
+#[test]
+fn the_attention_tape_as_dot_matches_its_golden_file() {
+    let dot = attention_dot();
+    let golden = Path::new("tests/graph/attention.dot");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(golden, &dot).expect("write golden");
+    }
+    assert_eq!(
+        dot,
+        std::fs::read_to_string(golden).expect("tests/graph/attention.dot")
+    );
+    // Every record of the worked example is a box with its value and blame.
+    for name in [
+        "k (leaf)",
+        "kt = Transpose",
+        "q (leaf)",
+        "sc = matrix product",
+        "mask (leaf)",
+        "sm = +",
+    ] {
+        assert!(dot.contains(name), "missing {name}");
+    }
+    assert!(
+        dot.contains("p = RowSoftmax")
+            && dot.contains("o = matrix product")
+            && dot.contains("s = Sum  [result]")
+    );
+    assert_eq!(dot.matches("blame:").count(), 10);
+}
+
+#[test]
+fn the_picture_renders_to_well_formed_svg_when_graphviz_is_installed() {
+    if std::process::Command::new("dot")
+        .arg("-V")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: Graphviz's `dot` is not installed, so no SVG was drawn");
+        return;
+    }
+    let path = scratch().join("attention.svg");
+    let opts = tapec::RunOptions::new("programs/attention.tape");
+    let target = path.clone();
+    let code = tapec::with_big_stack(move || {
+        tapec::graph_file(
+            &opts,
+            Some(&target),
+            Box::new(std::io::sink()),
+            &mut std::io::sink(),
+        )
+    });
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&path).expect("svg written");
+    let options = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..roxmltree::ParsingOptions::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&text, options).expect("well-formed SVG");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert!(text.contains("RowSoftmax"));
+}
+
+#[test]
+fn plot_writes_an_svg_whose_line_holds_the_data_points() {
+    let dir = scratch();
+    let program = b"m := [[3, 2, 2.5, 1]];\nPlot(m, 'losses.svg');\n".to_vec();
+    let (_, err, code) = tapec::run_untrusted(program, dir.clone(), 1000, 1 << 16);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(dir.join("losses.svg")).expect("plot written");
+    let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+    // The data line is the polyline with four points; the grid lines have two.
+    let line = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("polyline"))
+        .filter_map(|n| n.attribute("points"))
+        .map(|p| {
+            p.split_whitespace()
+                .map(|xy| {
+                    let (x, y) = xy.split_once(',').expect("x,y");
+                    (x.parse::<f64>().expect("x"), y.parse::<f64>().expect("y"))
+                })
+                .collect::<Vec<_>>()
+        })
+        .find(|points| points.len() == 4)
+        .expect("a polyline through the four values");
+    // x grows with the step; SVG's y grows downward, so values 3, 2, 2.5, 1
+    // give y in the order 1st < 3rd < 2nd < 4th.
+    assert!(line.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(line[0].1 < line[2].1 && line[2].1 < line[1].1 && line[1].1 < line[3].1);
+}
+
+/// Runs `text` and returns what it printed.
+fn run(text: &str) -> String {
+    let text = text.to_string();
+    let (out, err, code) = tapec::run_untrusted(text.into_bytes(), scratch(), 100_000, 1 << 16);
+    assert_eq!(code, 0, "{err}");
+    out
+}
+
+#[test]
+fn check_blame_is_tiny_for_every_recorded_operation_on_random_inputs() {
+    let cases = [
+        "tape s := Sum(Hadamard(a + b, w)); end;",
+        "tape s := Sum(Hadamard(a - Row(b, 1), w)); end;",
+        "tape s := Sum(Hadamard(a / (Abs(b) + 1), w)); end;",
+        "tape s := Sum(Hadamard(Hadamard(a, Col(b, 2)), w)); end;",
+        "tape s := Sum(Hadamard(a * 1.5 - b, w)); end;",
+        "tape s := Sum(a * Transpose(w)); end;",
+        "tape s := Sum(Hadamard(-a, w)) + Mean(b); end;",
+        "tape s := Sum(Hadamard(RowSum(a) + RowMean(b), Col(w, 1))); end;",
+        "tape s := Sum(Hadamard(ColSum(a), Row(w, 1))); end;",
+        "tape s := Sum(Hadamard(RowSoftmax(a), w)); end;",
+        "tape s := Sum(Hadamard(Tanh(a) + Exp(b) + Sigmoid(a) + ReLU(b) + Abs(a), w)); end;",
+        "tape s := Sum(Hadamard(Log(Abs(a) + 1) + Sqrt(Abs(b) + 1), w)); end;",
+        "tape s := Sum(Hadamard(LayerNorm(a), w)); end;",
+        "tape s := CrossEntropy(a, t); end;",
+        "tape s := Sum(Hadamard(Embed(a, [1, 2, 1]), RowRange(w, 1, 3))); end;",
+        "tape s := Sum(HStack(a, b)) + Sum(Hadamard(VStack(a, b), VStack(w, w))); end;",
+        "tape s := Sum(Hadamard(RowRange(ColRange(a, 2, 2), 1, 2), ColRange(RowRange(w, 2, 2), 1, 2))); end;",
+        "tape s := a[1, 2] * b[3, 3] + Sum([[a[1, 1], 2], [b[2, 1], a[3, 2]]]); end;",
+    ];
+    for seed in 1..=6 {
+        for case in cases {
+            let program = format!(
+                "Seed({seed});\na := Randn(3, 3);\nb := Randn(3, 3);\nw := Randn(3, 3);\nt := [2, 3, 1];\n{case}\n\
+                 WriteLn(CheckBlame(a):0:15);\nWriteLn(CheckBlame(b):0:15);\n"
+            );
+            // b is not read by every case: then it is not on the tape, so check a alone.
+            let reads_b = case
+                .split(|c: char| !c.is_alphanumeric())
+                .any(|word| word == "b");
+            let program = if reads_b {
+                program
+            } else {
+                program.replace("WriteLn(CheckBlame(b):0:15);\n", "")
+            };
+            for line in run(&program).lines() {
+                let worst: f64 = line.parse().expect("a number");
+                assert!(
+                    worst < 1e-6,
+                    "CheckBlame gave {worst} for {case} (seed {seed})"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn check_blame_is_large_when_the_blame_is_wrong() {
+    let (first, _) = tapec::syntax::parse(
+        "w := [[0.5, -1.0], [2.0, 0.25]];\ntape\n  s := Sum(Tanh(w * w));\nend;\nWriteLn(CheckBlame(w):0:9);\n",
+        0,
+    );
+    let (second, _) = tapec::syntax::parse("WriteLn(CheckBlame(w):0:9);\n", 0);
+    let out = SharedBuffer::default();
+    let mut interp = Interpreter::new(Box::new(out.clone()));
+    interp.run(&first).map_err(|_| "first part failed").unwrap();
+    // Break the walk's answer for w on purpose: double its blame.
+    let node = interp.globals["w"]
+        .value
+        .as_ref()
+        .and_then(|v| v.tag())
+        .expect("w is on the tape")
+        .node as usize;
+    let doubled = match interp.tape.blame[node].take() {
+        Some(tapec::tape::Tensor::Matrix(m)) => tapec::tape::Tensor::matrix(m.mapv(|x| 2.0 * x)),
+        other => panic!("unexpected blame {other:?}"),
+    };
+    interp.tape.blame[node] = Some(doubled);
+    interp
+        .run(&second)
+        .map_err(|_| "second part failed")
+        .unwrap();
+    let printed = out.text();
+    let mut lines = printed.lines().map(|l| l.parse::<f64>().expect("a number"));
+    let (right, wrong) = (lines.next().unwrap(), lines.next().unwrap());
+    assert!(right < 1e-6, "the true blame checks out: {right}");
+    assert!(wrong > 0.1, "a doubled blame is caught: {wrong}");
+}
