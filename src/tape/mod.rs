@@ -6,6 +6,7 @@
 //! loop from the newest record to the oldest; there is no recursion and no
 //! topological sort. The tape knows nothing of the parser beyond a span.
 
+pub mod kernels;
 pub mod matmul;
 pub mod ops;
 

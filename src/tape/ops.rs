@@ -156,7 +156,7 @@ impl Unary {
 
     pub fn apply(self, x: f64) -> f64 {
         match self {
-            Unary::Tanh => x.tanh(),
+            Unary::Tanh => super::kernels::tanh(x),
             Unary::Exp => x.exp(),
             Unary::Log => x.ln(),
             Unary::Sqrt => x.sqrt(),
@@ -304,6 +304,18 @@ impl Op {
                 inputs[0].view().sum_axis(Axis(0)).insert_axis(Axis(0)),
             )),
             Op::RowSoftmax => row_softmax(inputs[0]),
+            Op::Unary(Unary::Tanh) => Ok(match inputs[0] {
+                Tensor::Matrix(m) if m.is_standard_layout() => {
+                    let mut out = Array2::zeros(m.dim());
+                    let (from, to) = (
+                        m.as_slice().expect("standard layout"),
+                        out.as_slice_mut().expect("fresh"),
+                    );
+                    super::kernels::tanh_slice(from, to);
+                    Tensor::matrix(out)
+                }
+                other => map(other, |x| Unary::Tanh.apply(x)),
+            }),
             Op::Unary(u) => Ok(map(inputs[0], |x| u.apply(x))),
             Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()).0)),
             Op::Embed(ids) => {
