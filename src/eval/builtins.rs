@@ -74,7 +74,7 @@ fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic
 }
 
 impl Interpreter {
-    fn eval_args(&mut self, args: &[Arg]) -> Flow<Vec<(Value, Span)>> {
+    fn eval_args(&mut self, args: &[Arg]) -> Flow<smallvec::SmallVec<[(Value, Span); 3]>> {
         args.iter()
             .map(|a| Ok((self.eval(&a.value)?, a.value.span)))
             .collect()

@@ -124,8 +124,15 @@ pub const BUILTINS: &[Builtin] = &[
     },
 ];
 
+/// The builtin called `name`, if there is one (looked up on every call, so
+/// by hash rather than by a scan of the table).
 pub fn find(name: &str) -> Option<&'static Builtin> {
-    BUILTINS.iter().find(|b| b.name == name)
+    static BY_NAME: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, &'static Builtin>> =
+        std::sync::OnceLock::new();
+    BY_NAME
+        .get_or_init(|| BUILTINS.iter().map(|b| (b.name, b)).collect())
+        .get(name)
+        .copied()
 }
 
 /// Names that are not routines but may be read: builtin constants.
