@@ -118,13 +118,7 @@ impl Repl {
             .trim()
             .to_ascii_lowercase();
         if bare == "tape" && self.tape_started.is_none() {
-            self.pending.clear();
-            self.entries += 1;
-            let id = self
-                .sources
-                .add(format!("entry {}", self.entries), text.clone());
-            let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
-            let span = Span::new(id, start, start + 4);
+            let span = self.keyword_entry(&text, 4);
             match self.interp.open_tape(span) {
                 Ok(()) => self.tape_started = Some(span),
                 Err(Stop::Error(d)) => self.report(&d),
@@ -133,13 +127,8 @@ impl Repl {
             return;
         }
         if bare == "end" && self.tape_started.is_some() {
-            self.pending.clear();
-            self.entries += 1;
-            let id = self
-                .sources
-                .add(format!("entry {}", self.entries), text.clone());
-            let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
-            self.close_tape(Span::new(id, start, start + 3));
+            let span = self.keyword_entry(&text, 3);
+            self.close_tape(span);
             return;
         }
         if entry_goes_on(&text) {
@@ -156,6 +145,16 @@ impl Repl {
             return;
         }
         self.run_entry(&program);
+    }
+
+    /// Takes a finished entry that is one keyword (`tape` or `end`) and
+    /// returns the keyword's span in its new source.
+    fn keyword_entry(&mut self, text: &str, len: usize) -> Span {
+        self.pending.clear();
+        self.entries += 1;
+        let id = self.sources.add(format!("entry {}", self.entries), text);
+        let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+        Span::new(id, start, start + len)
     }
 
     fn known(&self) -> Known {

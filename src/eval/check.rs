@@ -12,6 +12,37 @@ use super::interp::wrong_count;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
 use crate::syntax::tree::*;
 
+/// A matrix literal whose rows differ in length, pointing at the first
+/// row that differs. Found by the checker, and again at run time for
+/// literals it could not see (the REPL's `:load` runs what it checked).
+pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
+    let cols = rows[0].0.len();
+    let (row, span) = rows.iter().find(|(r, _)| r.len() != cols)?;
+    Some(
+        Diagnostic::new(
+            *span,
+            format!(
+                "this row has {} elements but the first row has {cols}",
+                row.len()
+            ),
+        )
+        .with_label(*span, format!("{} elements", row.len()))
+        .with_label(rows[0].1, format!("{cols} elements"))
+        .with_hint("every row of a matrix has the same length"),
+    )
+}
+
+/// A routine assigning a global it did not declare local.
+pub fn global_assigned(routine: &Routine, target: &Name) -> Diagnostic {
+    let name = &target.text;
+    Diagnostic::new(target.span, format!("`{}` cannot assign the global variable `{name}`", routine.name.text))
+        .with_label(target.span, format!("`{name}` is a global"))
+        .with_label(routine.header, "inside this routine")
+        .with_hint(format!(
+            "declare a local with `var {name}: ...;` before `begin`, or return the value and assign it outside"
+        ))
+}
+
 /// What earlier input (at the REPL) already made known.
 #[derive(Debug, Default, Clone)]
 pub struct Known {
@@ -301,14 +332,8 @@ impl<'a> Checker<'a> {
                 || r.locals.iter().any(|d| d.name.text == target.text)
                 || (r.is_function && target.text == "Result");
             if !declared_local && self.globals.contains(&target.text) {
-                let (name, header) = (r.name.text.clone(), r.header);
-                self.error(Diagnostic::new(target.span, format!("`{name}` cannot assign the global variable `{}`", target.text))
-                    .with_label(target.span, format!("`{}` is a global", target.text))
-                    .with_label(header, "inside this routine")
-                    .with_hint(format!(
-                        "declare a local with `var {}: ...;` before `begin`, or return the value and assign it outside",
-                        target.text
-                    )));
+                let d = global_assigned(r, target);
+                self.error(d);
             }
         }
     }
@@ -523,20 +548,8 @@ impl<'a> Checker<'a> {
                 }
             }
             ExprKind::Matrix(rows) => {
-                let cols = rows[0].0.len();
-                if let Some((row, span)) = rows.iter().find(|(r, _)| r.len() != cols) {
-                    self.error(
-                        Diagnostic::new(
-                            *span,
-                            format!(
-                                "this row has {} elements but the first row has {cols}",
-                                row.len()
-                            ),
-                        )
-                        .with_label(*span, format!("{} elements", row.len()))
-                        .with_label(rows[0].1, format!("{cols} elements"))
-                        .with_hint("every row of a matrix has the same length"),
-                    );
+                if let Some(d) = ragged_matrix(rows) {
+                    self.error(d);
                 }
                 rows.iter().flat_map(|(r, _)| r).for_each(|x| self.expr(x));
             }

@@ -544,15 +544,7 @@ impl Interpreter {
             Some(frame) if frame.locals.contains_key(name) => frame.locals.get_mut(name),
             Some(_) if self.globals.contains_key(name) => {
                 let routine = routine.expect("in a routine");
-                return fail(Diagnostic::new(
-                    target.span,
-                    format!("`{}` cannot assign the global variable `{name}`", routine.name.text),
-                )
-                .with_label(target.span, format!("`{name}` is a global"))
-                .with_label(routine.header, "inside this routine")
-                .with_hint(format!(
-                    "declare a local with `var {name}: ...;` before `begin`, or return the value and assign it outside"
-                )));
+                return fail(super::check::global_assigned(&routine, target));
             }
             Some(frame) => {
                 frame.locals.insert(
@@ -800,19 +792,8 @@ impl Interpreter {
 
     fn eval_matrix(&mut self, rows: &[(Vec<Expr>, Span)], span: Span) -> Flow<Value> {
         let cols = rows[0].0.len();
-        if let Some((row, row_span)) = rows.iter().find(|(r, _)| r.len() != cols) {
-            return fail(
-                Diagnostic::new(
-                    *row_span,
-                    format!(
-                        "this row has {} elements but the first row has {cols}",
-                        row.len()
-                    ),
-                )
-                .with_label(*row_span, format!("{} elements", row.len()))
-                .with_label(rows[0].1, format!("{cols} elements"))
-                .with_hint("every row of a matrix has the same length"),
-            );
+        if let Some(d) = super::check::ragged_matrix(rows) {
+            return fail(d);
         }
         let mut values = Vec::with_capacity(rows.len() * cols);
         for (row, _) in rows {
