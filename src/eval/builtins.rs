@@ -2,7 +2,7 @@
 //! hand the work to [`Interpreter::apply`] with an [`Op`]; the others compute
 //! their value directly.
 
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::rc::Rc;
 
 use ndarray::Array2;
@@ -831,9 +831,4 @@ fn io_reason(e: &std::io::Error) -> String {
         std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         _ => e.to_string(),
     }
-}
-
-/// Whether stderr is a terminal, for `Progress`.
-pub fn stderr_is_terminal() -> bool {
-    std::io::stderr().is_terminal()
 }

@@ -20,7 +20,7 @@ use super::random::Random;
 use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
 use crate::syntax::tree::*;
-use crate::tape::ops::{Elementwise, describe_shape};
+use crate::tape::ops::Elementwise;
 use crate::tape::{Inputs, NodeRef, Op, OpError, Tape, Tensor};
 use smallvec::SmallVec;
 
@@ -1167,10 +1167,6 @@ impl Interpreter {
         }
     }
 
-    pub fn current_statement(&self) -> Span {
-        self.current_stmt
-    }
-
     /// The variable a `Blame`, `Nudge` or `CheckBlame` names, and its record
     /// on the last tape.
     pub fn variable_on_tape(&mut self, builtin: &str, arg: &Arg) -> Flow<(Name, Value, u32)> {
@@ -1299,8 +1295,4 @@ fn retag(v: Value, tag: Option<NodeRef>) -> Value {
         Value::Matrix(m, _) => Value::Matrix(m, tag),
         other => other,
     }
-}
-
-pub fn shape_of(v: &Value) -> String {
-    describe_shape(&to_tensor(v))
 }
