@@ -373,6 +373,13 @@ impl Repl {
 fn entry_goes_on(text: &str) -> bool {
     use crate::syntax::lexer::{Token, lex};
     let (tokens, _) = lex(text, 0);
+    // A comment still open at the end of the entry goes on to the next line.
+    if let Some((Token::Error, span)) = tokens.last() {
+        let rest = &text[span.start..];
+        if span.end >= text.trim_end().len() && (rest.starts_with('{') || rest.starts_with("(*")) {
+            return true;
+        }
+    }
     let hanging = matches!(
         tokens.last().map(|(t, _)| t),
         Some(

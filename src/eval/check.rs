@@ -341,7 +341,13 @@ impl<'a> Checker<'a> {
     fn expr_statement(&mut self, e: &'a Expr) {
         let (name, args) = match &e.kind {
             ExprKind::Call { name, args } => (name, args.as_slice()),
-            ExprKind::Name(name) if !self.is_variable(&name.text) => (name, &[][..]),
+            ExprKind::Name(name)
+                if !self.is_variable(&name.text)
+                    && (builtins_table::find(&name.text).is_some()
+                        || self.routine_signature(&name.text).is_some()) =>
+            {
+                (name, &[][..])
+            }
             _ => {
                 self.expr(e);
                 if !self.repl {
