@@ -222,6 +222,15 @@ impl Repl {
                     .globals
                     .get(&target.text)
                     .and_then(|s| s.value.clone());
+                // Only Reals and matrices go on the tape.
+                let recorded = if v
+                    .as_ref()
+                    .is_some_and(|v| self.interp.tape.find(v.tag()).is_some())
+                {
+                    recorded
+                } else {
+                    ""
+                };
                 if let Some(v) = v {
                     let text = echo(&target.text, &v, recorded);
                     self.say(&text);
