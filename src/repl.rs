@@ -172,15 +172,9 @@ impl Repl {
     fn run_entry(&mut self, program: &Program) {
         let mut errors = check::check(program, &self.known(), true);
         if self.tape_started.is_some() {
-            errors.extend(program.body.iter().filter_map(|s| {
-                match &s.kind {
-                    StmtKind::Tape { .. } => Some(
-                        Diagnostic::new(s.span, "a tape cannot start inside another tape")
-                            .with_label(s.span, "the tape opened at the prompt is still open")
-                            .with_hint("close it with `end;` first"),
-                    ),
-                    _ => None,
-                }
+            errors.extend(program.body.iter().filter_map(|s| match &s.kind {
+                StmtKind::Tape { .. } => Some(check::nested_tape(check::tape_keyword(s.span))),
+                _ => None,
             }));
         }
         if !errors.is_empty() {

@@ -32,6 +32,32 @@ pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
     )
 }
 
+/// `tape` while a tape is open; `span` is the keyword.
+pub fn nested_tape(span: Span) -> Diagnostic {
+    Diagnostic::new(span, "a tape cannot start inside another tape")
+        .with_label(span, "this `tape` is inside a tape that is still open")
+        .with_hint("close the first tape with `end;` before starting the next")
+}
+
+/// `m[i, j] := x` inside a tape.
+pub fn element_in_tape(target: Span, statement: Span) -> Diagnostic {
+    Diagnostic::new(target, "an element cannot be changed inside a tape")
+        .with_label(statement, "changes a recorded value in place")
+        .with_hint("a recorded value is never changed in place: build the matrix before the tape")
+}
+
+/// `Blame`, `Nudge` or `CheckBlame` inside a tape.
+pub fn blame_in_tape(builtin: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(span, format!("{builtin} cannot be used inside a tape"))
+        .with_label(span, "the tape is still open here")
+        .with_hint("blame is ready once the tape's `end;` has run the reverse walk")
+}
+
+/// The `tape` keyword that starts a tape statement.
+pub fn tape_keyword(statement: Span) -> Span {
+    Span::new(statement.source, statement.start, statement.start + 4)
+}
+
 /// A routine assigning a global it did not declare local.
 pub fn global_assigned(routine: &Routine, target: &Name) -> Diagnostic {
     let name = &target.text;
@@ -190,9 +216,7 @@ impl<'a> Checker<'a> {
                 value,
             } => {
                 if self.in_tape {
-                    self.error(Diagnostic::new(target.span, "an element cannot be changed inside a tape")
-                        .with_label(stmt.span, "changes a recorded value in place")
-                        .with_hint("a recorded value is never changed in place: build the matrix before the tape"));
+                    self.error(element_in_tape(target.span, stmt.span));
                 }
                 self.name_read(target);
                 self.expr(row);
@@ -237,12 +261,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Tape { body, .. } => {
                 if self.in_tape {
-                    let head = Span::new(stmt.span.source, stmt.span.start, stmt.span.start + 4);
-                    self.error(
-                        Diagnostic::new(head, "a tape cannot start inside another tape")
-                            .with_label(head, "this `tape` is inside a tape that is still open")
-                            .with_hint("close the first tape with `end;` before starting the next"),
-                    );
+                    self.error(nested_tape(tape_keyword(stmt.span)));
                 }
                 let was = std::mem::replace(&mut self.in_tape, true);
                 body.iter().for_each(|s| self.stmt(s, false));
@@ -415,13 +434,7 @@ impl<'a> Checker<'a> {
             }
             if matches!(b.name, "Blame" | "Nudge" | "CheckBlame") {
                 if self.in_tape {
-                    self.error(
-                        Diagnostic::new(span, format!("{} cannot be used inside a tape", b.name))
-                            .with_label(span, "the tape is still open here")
-                            .with_hint(
-                                "blame is ready once the tape's `end;` has run the reverse walk",
-                            ),
-                    );
+                    self.error(blame_in_tape(b.name, span));
                 }
                 if let Some(arg) = args.first()
                     && !matches!(arg.value.kind, ExprKind::Name(_))

@@ -261,7 +261,7 @@ impl Interpreter {
                 }
             },
             StmtKind::Tape { body, end } => {
-                self.open_tape(stmt.span)?;
+                self.open_tape(super::check::tape_keyword(stmt.span))?;
                 let result = self.exec_block(body);
                 if let Err(e) = result {
                     self.tape.open = false;
@@ -311,11 +311,7 @@ impl Interpreter {
 
     pub fn open_tape(&mut self, span: Span) -> Flow<()> {
         if self.tape.open {
-            return fail(
-                Diagnostic::new(span, "a tape cannot start inside another tape")
-                    .with_label(span, "this `tape` is inside a tape that is still open")
-                    .with_hint("close the first tape with `end;` before starting the next"),
-            );
+            return fail(super::check::nested_tape(span));
         }
         self.tape.start();
         self.tape_frame_depth = self.frames.len();
@@ -569,9 +565,10 @@ impl Interpreter {
 
     fn assign_element(&mut self, target: &Name, row: &Expr, col: &Expr, value: &Expr) -> Flow<()> {
         if self.tape.open {
-            return fail(Diagnostic::new(target.span, "an element cannot be changed inside a tape")
-                .with_label(target.span.to(value.span), "changes a recorded value in place")
-                .with_hint("a recorded value is never changed in place: build the matrix before the tape"));
+            return fail(super::check::element_in_tape(
+                target.span,
+                target.span.to(value.span),
+            ));
         }
         let i = self.eval(row)?;
         let j = self.eval(col)?;
@@ -1176,14 +1173,7 @@ impl Interpreter {
                 .with_hint(format!("assign the value to a variable inside the tape, then write `{builtin}(name)`")));
         };
         if self.tape.open {
-            return fail(
-                Diagnostic::new(
-                    arg.value.span,
-                    format!("{builtin} cannot be used inside a tape"),
-                )
-                .with_label(arg.value.span, "the tape is still open")
-                .with_hint("blame is ready once the tape's `end;` has run the reverse walk"),
-            );
+            return fail(super::check::blame_in_tape(builtin, arg.value.span));
         }
         let v = self.read_variable(name)?;
         match self.tape.find(v.tag()) {
