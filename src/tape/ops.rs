@@ -9,7 +9,7 @@
 
 use std::rc::Rc;
 
-use ndarray::{Array2, ArrayView2, Axis, Zip, s};
+use ndarray::{Array2, ArrayView1, ArrayView2, Axis, Zip, s};
 
 use super::matmul::product;
 use smallvec::{SmallVec, smallvec};
@@ -157,7 +157,7 @@ impl Unary {
     pub fn apply(self, x: f64) -> f64 {
         match self {
             Unary::Tanh => super::kernels::tanh(x),
-            Unary::Exp => x.exp(),
+            Unary::Exp => super::kernels::exp(x),
             Unary::Log => x.ln(),
             Unary::Sqrt => x.sqrt(),
             Unary::ReLU => {
@@ -304,17 +304,20 @@ impl Op {
                 inputs[0].view().sum_axis(Axis(0)).insert_axis(Axis(0)),
             )),
             Op::RowSoftmax => row_softmax(inputs[0]),
-            Op::Unary(Unary::Tanh) => Ok(match inputs[0] {
+            Op::Unary(u @ (Unary::Tanh | Unary::Exp)) => Ok(match inputs[0] {
                 Tensor::Matrix(m) if m.is_standard_layout() => {
                     let mut out = Array2::zeros(m.dim());
                     let (from, to) = (
                         m.as_slice().expect("standard layout"),
                         out.as_slice_mut().expect("fresh"),
                     );
-                    super::kernels::tanh_slice(from, to);
+                    match u {
+                        Unary::Tanh => super::kernels::tanh_slice(from, to),
+                        _ => super::kernels::exp_slice(from, to),
+                    }
                     Tensor::matrix(out)
                 }
-                other => map(other, |x| Unary::Tanh.apply(x)),
+                other => map(other, |x| u.apply(x)),
             }),
             Op::Unary(u) => Ok(map(inputs[0], |x| u.apply(x))),
             Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()).0)),
@@ -329,8 +332,9 @@ impl Op {
             Op::CrossEntropy(targets) => {
                 let logits = inputs[0].view();
                 let mut total = 0.0;
+                let mut scratch = Vec::new();
                 for (i, row) in logits.rows().into_iter().enumerate() {
-                    total += log_sum_exp(row.iter().copied()) - row[targets[i]];
+                    total += log_sum_exp(row, &mut scratch) - row[targets[i]];
                 }
                 Ok(Tensor::Scalar(total / targets.len() as f64))
             }
@@ -494,13 +498,13 @@ impl Op {
                 let logits = inputs[0].view();
                 let scale = g[(0, 0)] / targets.len() as f64;
                 let mut out = Array2::zeros(logits.dim());
-                for (i, row) in logits.rows().into_iter().enumerate() {
-                    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    let total: f64 = row.iter().map(|x| (x - max).exp()).sum();
-                    for (j, x) in row.iter().enumerate() {
-                        out[(i, j)] = (x - max).exp() / total * scale;
+                for (i, (row, mut o)) in logits.rows().into_iter().zip(out.rows_mut()).enumerate() {
+                    let o = o.as_slice_mut().expect("a row of a fresh matrix");
+                    let (_, total) = shifted_exp(row, o);
+                    for e in o.iter_mut() {
+                        *e = *e / total * scale;
                     }
-                    out[(i, targets[i])] -= scale;
+                    o[targets[i]] -= scale;
                 }
                 smallvec![Some(Tensor::matrix(out))]
             }
@@ -666,22 +670,34 @@ fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
                     .hint("a softmax row needs at least one value above -Inf to share its weight"),
             );
         }
-        let mut total = 0.0;
-        for (o, x) in o.iter_mut().zip(row.iter()) {
-            *o = (x - max).exp();
-            total += *o;
+        Zip::from(&mut o).and(&row).for_each(|o, &x| *o = x - max);
+        let o = o.into_slice().expect("a row of a fresh matrix");
+        super::kernels::exp_in_place(o);
+        let total: f64 = o.iter().sum();
+        for e in o {
+            *e /= total;
         }
-        o.mapv_inplace(|e| e / total);
     }
     Ok(Tensor::matrix(out))
 }
 
-fn log_sum_exp(values: impl Iterator<Item = f64> + Clone) -> f64 {
-    let max = values.clone().fold(f64::NEG_INFINITY, f64::max);
+/// Each element's e^(x - max) into `out`, and their sum; `max` is the row's largest.
+fn shifted_exp(row: ArrayView1<f64>, out: &mut [f64]) -> (f64, f64) {
+    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    for (o, x) in out.iter_mut().zip(row.iter()) {
+        *o = x - max;
+    }
+    super::kernels::exp_in_place(out);
+    (max, out.iter().sum())
+}
+
+fn log_sum_exp(row: ArrayView1<f64>, scratch: &mut Vec<f64>) -> f64 {
+    scratch.resize(row.len(), 0.0);
+    let (max, total) = shifted_exp(row, scratch);
     if max == f64::NEG_INFINITY {
         return max;
     }
-    max + values.map(|x| (x - max).exp()).sum::<f64>().ln()
+    max + total.ln()
 }
 
 /// Each row `(x - mean) / sqrt(var + eps)`, and each row's `1 / sqrt(var + eps)`.
