@@ -8,6 +8,7 @@ use tapec::eval::Interpreter;
 use tapec::syntax::tree::Program;
 
 fn main() {
+    tapec::keep_freed_memory();
     divan::main();
 }
 

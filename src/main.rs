@@ -61,6 +61,7 @@ enum Command {
 }
 
 fn main() {
+    tapec::keep_freed_memory();
     let cli = Cli::parse();
     let color = match cli.color {
         Color::Always => true,
