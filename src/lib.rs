@@ -5,6 +5,8 @@
 //! evaluator ([`tape`]) and diagnostics beside all of them ([`diagnostic`]).
 //! This module holds the entry points the command line and the tests use.
 
+pub mod memory;
+pub use memory::keep_freed_memory;
 pub mod diagnostic;
 pub mod eval;
 pub mod graph;
@@ -19,6 +21,9 @@ use std::sync::atomic::AtomicBool;
 
 use diagnostic::{Diagnostic, SourceMap, Span};
 use eval::{Interpreter, Stop};
+
+#[global_allocator]
+static ALLOCATOR: memory::Split = memory::Split;
 
 /// Stack for the thread that runs a program: deep enough for 1,000 nested
 /// routine calls and 256 levels of source nesting in debug builds.
@@ -37,21 +42,6 @@ pub fn with_big_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static)
         .expect("cannot start the interpreter thread")
         .join()
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-}
-
-/// Asks the C library's allocator to keep freed memory for reuse: a training
-/// step frees and allocates the same large matrices every time, and by
-/// default each one over 128 KiB is a fresh mapping whose pages the kernel
-/// clears again (about 6% of a large step). Peak memory is unchanged: what
-/// is kept is what the next step takes.
-pub fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes two of the allocator's thresholds; it is
-    // called before the interpreter thread starts allocating matrices.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-    }
 }
 
 /// Everything about one run of a program file.
