@@ -448,12 +448,7 @@ impl Interpreter {
     }
 
     fn slot_mut(&mut self, name: &str) -> Option<&mut Slot> {
-        if let Some(frame) = self.frames.last_mut()
-            && frame.locals.contains_key(name)
-        {
-            return frame.locals.get_mut(name);
-        }
-        self.globals.get_mut(name)
+        slot_in(&mut self.frames, &mut self.globals, name)
     }
 
     /// Every variable name in sight, for near-miss hints.
@@ -466,11 +461,40 @@ impl Interpreter {
     }
 
     fn read_variable(&mut self, name: &Name) -> Flow<Value> {
-        let tape_open = self.tape.open;
-        let tape_id = self.tape.id;
-        let Some(slot) = self.slot_mut(&name.text) else {
-            return fail(self.unknown_variable(name));
-        };
+        match self.try_read_variable(name) {
+            Some(read) => read,
+            None => fail(self.unknown_variable(name)),
+        }
+    }
+
+    /// Reads a variable, or `None` if there is none of that name in sight.
+    fn try_read_variable(&mut self, name: &Name) -> Option<Flow<Value>> {
+        let tape = &mut self.tape;
+        let slot = slot_in(&mut self.frames, &mut self.globals, &name.text)?;
+        Some(read_slot(slot, tape, name))
+    }
+}
+
+/// The variable `name` in the innermost routine's frame, else a global.
+fn slot_in<'a>(
+    frames: &'a mut [Frame],
+    globals: &'a mut HashMap<String, Slot>,
+    name: &str,
+) -> Option<&'a mut Slot> {
+    if let Some(frame) = frames.last_mut()
+        && let Some(slot) = frame.locals.get_mut(name)
+    {
+        return Some(slot);
+    }
+    globals.get_mut(name)
+}
+
+/// A variable's value; the first read inside an open tape records it as a
+/// leaf and tags the variable's value with that record.
+fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name) -> Flow<Value> {
+    {
+        let tape_open = tape.open;
+        let tape_id = tape.id;
         let Some(value) = &slot.value else {
             return fail(
                 Diagnostic::new(
@@ -486,17 +510,15 @@ impl Interpreter {
         }
         // First read inside the tape: the variable's value becomes a leaf.
         let value = value.clone();
-        let node = self
-            .tape
-            .push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
-        self.tape.records[node as usize].name = Some(name.text.clone());
-        let tagged = retag(value, Some(self.tape.node(node)));
-        if let Some(slot) = self.slot_mut(&name.text) {
-            slot.value = Some(tagged.clone());
-        }
+        let node = tape.push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
+        tape.records[node as usize].name = Some(name.text.clone());
+        let tagged = retag(value, Some(tape.node(node)));
+        slot.value = Some(tagged.clone());
         Ok(tagged)
     }
+}
 
+impl Interpreter {
     pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
         let mut d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
             .with_label(name.span, "nothing has been assigned to this name");
@@ -552,10 +574,20 @@ impl Interpreter {
                 );
                 return Ok(());
             }
-            None => Some(self.globals.entry(name.clone()).or_insert(Slot {
-                value: None,
-                declared: None,
-            })),
+            None => {
+                if let Some(slot) = self.globals.get_mut(name) {
+                    slot.value = Some(check_declared(slot.declared, v, target)?);
+                } else {
+                    self.globals.insert(
+                        name.clone(),
+                        Slot {
+                            value: Some(v),
+                            declared: None,
+                        },
+                    );
+                }
+                return Ok(());
+            }
         };
         let slot = slot.expect("slot exists");
         let v = check_declared(slot.declared, v, target)?;
@@ -701,8 +733,8 @@ impl Interpreter {
             ExprKind::Str(s) => Ok(Value::Str(s.as_str().into())),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),
             ExprKind::Name(name) => {
-                if self.is_variable(&name.text) {
-                    return self.read_variable(name);
+                if let Some(read) = self.try_read_variable(name) {
+                    return read;
                 }
                 if name.text == "Inf" {
                     return Ok(Value::Real(f64::INFINITY, None));
