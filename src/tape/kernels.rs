@@ -41,24 +41,86 @@ fn exp_small_range(y: f64) -> f64 {
 }
 
 /// tanh(x); a NaN stays a NaN.
+///
+/// Both forms end in one quotient, so they share one division: for small
+/// |x|, tanh(x) = x + x·z·(p/q); for large |x|, with e^(2|x|) = 2^n·(Q+P)/(Q−P)
+/// from the Padé form of `exp_small_range`, tanh|x| = 1 − 2/(e^(2|x|) + 1)
+/// = 1 − 2(Q−P) / (2^n·(Q+P) + (Q−P)).
 #[inline(always)]
 pub fn tanh(x: f64) -> f64 {
+    const LOG2E: f64 = std::f64::consts::LOG2_E;
+    const LN2_HI: f64 = 6.931_457_519_531_25e-1;
+    const LN2_LO: f64 = 1.428_606_820_309_417_2e-6;
+    const SHIFTER: f64 = 6_755_399_441_055_744.0;
     let a = x.abs();
     let z = x * x;
     let p = (P[0] * z + P[1]) * z + P[2];
     let q = ((z + Q[0]) * z + Q[1]) * z + Q[2];
-    // x + x·z·R would turn -0 into +0; zero keeps its sign.
-    let small = if a == 0.0 { x } else { x + x * z * (p / q) };
-    let e = exp_small_range(2.0 * a.min(40.0));
-    let large = (1.0 - 2.0 / (e + 1.0)).copysign(x);
+    // e^y, y = 2·min(|x|, 40), as 2^n · (Q+P)/(Q−P).
+    let y = 2.0 * a.min(40.0);
+    let n = (y * LOG2E + 0.5).floor();
+    let r = y - n * LN2_HI - n * LN2_LO;
+    let rr = r * r;
+    let big_p = r * ((1.261_771_930_748_105_9e-4 * rr + 3.029_944_077_074_419_6e-2) * rr + 1.0);
+    let big_q = ((3.001_985_051_386_644_5e-6 * rr + 2.524_483_403_496_841e-3) * rr
+        + 2.272_655_482_081_550_3e-1)
+        * rr
+        + 2.0;
+    let n_bits = (n + SHIFTER).to_bits().wrapping_sub(SHIFTER.to_bits());
+    let two_n = f64::from_bits(n_bits.wrapping_add(1023) << 52);
+    let small_form = a < 0.625;
+    let (num, den) = if small_form {
+        (p, q)
+    } else {
+        (
+            2.0 * (big_q - big_p),
+            two_n * (big_q + big_p) + (big_q - big_p),
+        )
+    };
+    let t = num / den;
+    // x + x·z·t would turn -0 into +0; zero keeps its sign.
+    let small = if a == 0.0 { x } else { x + x * z * t };
+    let large = (1.0 - t).copysign(x);
     // `min` above turned a NaN into 40: hand the NaN itself on.
-    if a < 0.625 {
+    if small_form {
         small
     } else if a.is_nan() {
         x
     } else {
         large
     }
+}
+
+/// Whether any element is a NaN: a branch-free pass in eight lanes, which
+/// becomes vector compares (AVX2 where the CPU has it).
+pub fn any_nan(xs: &[f64]) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { any_nan_avx2(xs) };
+    }
+    any_nan_portable(xs)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn any_nan_avx2(xs: &[f64]) -> bool {
+    any_nan_portable(xs)
+}
+
+#[inline(always)]
+fn any_nan_portable(xs: &[f64]) -> bool {
+    let mut lanes = [false; 8];
+    let mut chunks = xs.chunks_exact(8);
+    for chunk in &mut chunks {
+        for (lane, x) in lanes.iter_mut().zip(chunk) {
+            *lane |= x.is_nan();
+        }
+    }
+    for (lane, x) in lanes.iter_mut().zip(chunks.remainder()) {
+        *lane |= x.is_nan();
+    }
+    lanes.iter().any(|&l| l)
 }
 
 fn tanh_portable(xs: &[f64], out: &mut [f64]) {
@@ -238,6 +300,23 @@ mod tests {
         let mut zero = [f64::NEG_INFINITY];
         exp_in_place(&mut zero);
         assert_eq!(zero[0].to_bits(), 0.0f64.to_bits());
+    }
+
+    #[test]
+    fn any_nan_finds_a_nan_anywhere_and_nothing_else() {
+        for n in [1, 7, 8, 9, 64, 100] {
+            let clean: Vec<f64> = (0..n).map(|i| i as f64 - 3.5).collect();
+            assert!(!any_nan(&clean));
+            for at in 0..n {
+                let mut v = clean.clone();
+                v[at] = f64::NAN;
+                assert!(any_nan(&v), "NaN at {at} of {n}");
+                v[at] = f64::INFINITY;
+                v[0] = f64::NEG_INFINITY;
+                assert!(!any_nan(&v), "infinities are not NaNs ({at} of {n})");
+            }
+        }
+        assert!(!any_nan(&[]));
     }
 
     #[test]

@@ -68,11 +68,10 @@ impl Tensor {
             Tensor::Scalar(x) => x.is_nan().then_some((1, 1)),
             Tensor::Matrix(m) => {
                 let cols = m.ncols();
-                if let Some(values) = m.as_slice() {
-                    // A branch-free pass first (it vectorises); the search only runs on a hit.
-                    if !values.iter().fold(false, |bad, x| bad | x.is_nan()) {
-                        return None;
-                    }
+                if let Some(values) = m.as_slice_memory_order()
+                    && !super::kernels::any_nan(values)
+                {
+                    return None;
                 }
                 m.iter()
                     .position(|x| x.is_nan())
