@@ -91,8 +91,8 @@ pub fn tanh(x: f64) -> f64 {
     }
 }
 
-/// Whether any element is a NaN: a branch-free pass in eight lanes, which
-/// becomes vector compares (AVX2 where the CPU has it).
+/// Whether any element is a NaN, by a branch-free pass that vectorises
+/// (with AVX2 where the CPU has it).
 pub fn any_nan(xs: &[f64]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
@@ -109,18 +109,22 @@ fn any_nan_avx2(xs: &[f64]) -> bool {
 }
 
 #[inline(always)]
+#[allow(clippy::eq_op)]
 fn any_nan_portable(xs: &[f64]) -> bool {
-    let mut lanes = [false; 8];
+    // `x - x` is 0 for every finite `x` and NaN for a NaN or an infinity, so
+    // eight running sums of it (which vectorise) stay 0 unless one of those
+    // goes by; only then are the elements looked at one by one.
+    let mut lanes = [0.0f64; 8];
     let mut chunks = xs.chunks_exact(8);
     for chunk in &mut chunks {
         for (lane, x) in lanes.iter_mut().zip(chunk) {
-            *lane |= x.is_nan();
+            *lane += x - x;
         }
     }
     for (lane, x) in lanes.iter_mut().zip(chunks.remainder()) {
-        *lane |= x.is_nan();
+        *lane += x - x;
     }
-    lanes.iter().any(|&l| l)
+    lanes.iter().any(|l| *l != 0.0) && xs.iter().any(|x| x.is_nan())
 }
 
 fn tanh_portable(xs: &[f64], out: &mut [f64]) {
