@@ -1,9 +1,11 @@
 //! The matrix product, the one place the tape spends most of its time.
 //!
-//! It calls the `gemm` crate (pure Rust, runtime-dispatched AVX2/AVX-512
-//! kernels, one thread) on strided views, so a transposed operand is read in
-//! place rather than copied.
+//! It calls `faer`'s matrix product (pure Rust, runtime-dispatched AVX2 and
+//! AVX-512 kernels, one thread) on strided views, so a transposed operand is
+//! read in place rather than copied.
 
+use faer::linalg::matmul::matmul;
+use faer::{Accum, MatMut, MatRef, Par};
 use ndarray::{Array2, ArrayView2};
 
 /// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller).
@@ -12,37 +14,18 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     let n = b.ncols();
     debug_assert_eq!(k, b.nrows());
     let mut out = Array2::<f64>::uninit((m, n));
-    let (a_rs, a_cs) = (a.strides()[0], a.strides()[1]);
-    let (b_rs, b_cs) = (b.strides()[0], b.strides()[1]);
-    // SAFETY: `out` is an m×n standard-layout array, so element (i, j) is at
-    // i*n + j; `a` and `b` are valid views whose pointers and strides
-    // describe m×k and k×n elements; the operands do not overlap `out`, which
-    // is freshly allocated; `read_dst` is false, so `out` is only written,
-    // every element of it (k ≥ 1: there are no empty matrices).
+    // SAFETY: `a` and `b` are valid views whose pointers and strides describe
+    // m×k and k×n elements, alive for this call; `out` is a fresh m×n
+    // standard-layout array (element (i, j) at i*n + j) that overlaps
+    // neither. `Accum::Replace` writes every element of `out` without
+    // reading it (k ≥ 1: there are no empty matrices).
     unsafe {
-        gemm::gemm(
-            m,
-            n,
-            k,
-            out.as_mut_ptr().cast::<f64>(),
-            1,
-            n as isize,
-            false,
-            a.as_ptr(),
-            a_cs,
-            a_rs,
-            b.as_ptr(),
-            b_cs,
-            b_rs,
-            0.0,
-            1.0,
-            false,
-            false,
-            false,
-            gemm::Parallelism::None,
-        );
+        let lhs = MatRef::from_raw_parts(a.as_ptr(), m, k, a.strides()[0], a.strides()[1]);
+        let rhs = MatRef::from_raw_parts(b.as_ptr(), k, n, b.strides()[0], b.strides()[1]);
+        let dst = MatMut::from_raw_parts_mut(out.as_mut_ptr().cast::<f64>(), m, n, n as isize, 1);
+        matmul(dst, Accum::Replace, lhs, rhs, 1.0, Par::Seq);
     }
-    // SAFETY: gemm wrote all m×n elements above.
+    // SAFETY: the product wrote all m×n elements above.
     unsafe { out.assume_init() }
 }
 
