@@ -117,9 +117,10 @@ impl Interpreter {
                     (Value::Matrix(m, _), g) => {
                         // The tape still holds the old value, so the new one is
                         // written fresh, in one pass over both.
-                        let step = ndarray::Zip::from(&**m)
-                            .and(&g.view())
-                            .map_collect(|x, g| x - rate * g);
+                        let step =
+                            crate::tape::ops::combine(&m.view(), &g.view(), m.dim(), |x, g| {
+                                x - rate * g
+                            });
                         Value::Matrix(Rc::new(step), None)
                     }
                     (other, _) => other.clone(),

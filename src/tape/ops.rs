@@ -601,12 +601,34 @@ fn elementwise(kind: Elementwise, a: &Tensor, b: &Tensor) -> Result<Tensor, OpEr
                 .hint("the shapes must be equal, or one side a number, a 1×1, a 1×n row or an m×1 column that matches the other")
         })?,
     };
-    let (av, bv) = (a.view(), b.view());
-    let av = av.broadcast(shape).expect("checked");
-    let bv = bv.broadcast(shape).expect("checked");
-    Ok(Tensor::matrix(
-        Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y)),
-    ))
+    Ok(Tensor::matrix(combine(&a.view(), &b.view(), shape, f)))
+}
+
+/// `a` and `b`, each broadcast to `shape`, combined element by element. The
+/// common cases (equal shapes, or one side a single number) run over plain
+/// slices, which vectorise; the rest goes through ndarray's `Zip`.
+pub fn combine(
+    a: &ArrayView2<f64>,
+    b: &ArrayView2<f64>,
+    shape: (usize, usize),
+    f: impl Fn(f64, f64) -> f64,
+) -> Array2<f64> {
+    fn whole<'a>(v: &ArrayView2<'a, f64>, shape: (usize, usize)) -> Option<&'a [f64]> {
+        if v.dim() == shape { v.to_slice() } else { None }
+    }
+    let single = |v: &ArrayView2<f64>| (v.dim() == (1, 1)).then(|| v[(0, 0)]);
+    let values: Option<Vec<f64>> = match (whole(a, shape), whole(b, shape)) {
+        (Some(xs), Some(ys)) => Some(xs.iter().zip(ys).map(|(&x, &y)| f(x, y)).collect()),
+        (Some(xs), None) => single(b).map(|y| xs.iter().map(|&x| f(x, y)).collect()),
+        (None, Some(ys)) => single(a).map(|x| ys.iter().map(|&y| f(x, y)).collect()),
+        (None, None) => None,
+    };
+    if let Some(values) = values {
+        return Array2::from_shape_vec(shape, values).expect("the shape's own size");
+    }
+    let a = a.broadcast(shape).expect("shape checked");
+    let b = b.broadcast(shape).expect("shape checked");
+    Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y))
 }
 
 /// `g` combined elementwise with `other` broadcast to `g`'s shape.
@@ -615,8 +637,7 @@ fn broadcast_zip(
     other: &ArrayView2<f64>,
     f: impl Fn(f64, f64) -> f64,
 ) -> Array2<f64> {
-    let other = other.broadcast(g.dim()).expect("shape checked forward");
-    Zip::from(g).and(&other).map_collect(|&g, &o| f(g, o))
+    combine(g, other, g.dim(), f)
 }
 
 /// The blame of an input to `+`: the output's blame itself (shared, not
