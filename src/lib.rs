@@ -152,7 +152,7 @@ pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
 pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> i32 {
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);
-    run_loaded(opts, loaded, sources, out, err).0
+    run_loaded(opts, loaded, sources, Reads::OnlyBlame, out, err).0
 }
 
 /// `tapec graph`: runs the program, then draws its last tape to `picture`
@@ -170,7 +170,7 @@ pub fn graph_file(
         Some(_) => (out, None),
         None => (Box::new(std::io::stderr()), Some(out)),
     };
-    let (code, interp) = run_loaded(opts, loaded, sources, program_out, err);
+    let (code, interp) = run_loaded(opts, loaded, sources, Reads::Values, program_out, err);
     let Some(interp) = interp.filter(|_| code == EXIT_OK) else {
         return code;
     };
@@ -209,13 +209,24 @@ pub fn run_bytes(
 ) -> i32 {
     let mut sources = SourceMap::default();
     let loaded = load_bytes(&opts.path.display().to_string(), bytes, &mut sources);
-    run_loaded(opts, loaded, sources, out, err).0
+    run_loaded(opts, loaded, sources, Reads::OnlyBlame, out, err).0
+}
+
+/// What reads the last tape after its walk, besides `Blame` and `Nudge`.
+#[derive(Clone, Copy, PartialEq)]
+enum Reads {
+    /// Only what the program does: if it never names `CheckBlame`, nothing
+    /// replays the tape, so `Nudge` may update a matrix the tape shares.
+    OnlyBlame,
+    /// A picture is drawn from the tape's values afterwards.
+    Values,
 }
 
 fn run_loaded(
     opts: &RunOptions,
     loaded: Result<syntax::tree::Program, Vec<Diagnostic>>,
     sources: SourceMap,
+    reads: Reads,
     out: Box<dyn Write>,
     err: &mut dyn Write,
 ) -> (i32, Option<Interpreter>) {
@@ -227,6 +238,7 @@ fn run_loaded(
         }
     };
     let mut interp = Interpreter::new(out);
+    interp.nudge_in_place = reads == Reads::OnlyBlame && !sources.text(0).contains("CheckBlame");
     interp.params = std::iter::once(opts.path.display().to_string())
         .chain(opts.args.iter().cloned())
         .collect();

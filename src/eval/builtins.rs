@@ -80,6 +80,47 @@ impl Interpreter {
             .collect()
     }
 
+    /// `Nudge` of a matrix in place, when that is allowed
+    /// ([`Interpreter::nudge_in_place`]) and only the variable and its leaf
+    /// record hold the matrix (besides `v`, the copy read for the call).
+    /// Gives `v` back when it is not done.
+    fn nudge_shared(
+        &mut self,
+        name: &crate::syntax::tree::Name,
+        v: Value,
+        node: u32,
+        blame: &Tensor,
+        rate: f64,
+    ) -> Result<(), Value> {
+        let Value::Matrix(mut m, tag) = v else {
+            return Err(v);
+        };
+        let record = node as usize;
+        let shared_with_leaf = matches!(&self.tape.records[record].value,
+            Tensor::Matrix(r) if Rc::ptr_eq(r, &m));
+        if !self.nudge_in_place || !shared_with_leaf || Rc::strong_count(&m) != 3 {
+            return Err(Value::Matrix(m, tag));
+        }
+        // Let go of the other two holders, update, and hand the matrix back.
+        self.overwrite(name, Value::Int(0));
+        self.tape.records[record].value = Tensor::Scalar(0.0);
+        let x = Rc::get_mut(&mut m).expect("the only holder now");
+        let g = blame.view();
+        match (x.as_slice_mut(), g.as_slice()) {
+            (Some(xs), Some(gs)) if xs.len() == gs.len() => {
+                for (x, g) in xs.iter_mut().zip(gs) {
+                    *x -= rate * g;
+                }
+            }
+            _ => ndarray::Zip::from(x)
+                .and(&g)
+                .for_each(|x, g| *x -= rate * g),
+        }
+        self.tape.records[record].value = Tensor::Matrix(m.clone());
+        self.overwrite(name, Value::Matrix(m, None));
+        Ok(())
+    }
+
     pub(crate) fn call_builtin(
         &mut self,
         b: &'static Builtin,
@@ -112,6 +153,10 @@ impl Interpreter {
                     return fail(kind_error(b, 1, &rate, args[1].value.span));
                 };
                 let blame = self.tape.blame_of(node);
+                let v = match self.nudge_shared(&name, v, node, &blame, rate) {
+                    Ok(()) => return Ok(None),
+                    Err(v) => v,
+                };
                 let new = match (&v, blame) {
                     (Value::Real(x, _), Tensor::Scalar(g)) => Value::Real(x - rate * g, None),
                     (Value::Matrix(m, _), g) => {

@@ -91,6 +91,12 @@ pub struct Interpreter {
     /// Whether stderr is a terminal (for `Progress`).
     pub progress_on_terminal: bool,
     pub(crate) progress: Option<super::builtins::ProgressBar>,
+    /// Whether `Nudge` may write a matrix in place when only the variable
+    /// and its leaf on the last tape hold it. That changes the leaf's value
+    /// too, so it is on only when nothing reads the tape's values after its
+    /// walk: a run of a program that never names `CheckBlame` (not a
+    /// picture, not the prompt).
+    pub nudge_in_place: bool,
 }
 
 /// What a failed REPL line must leave as it was.
@@ -141,6 +147,7 @@ impl Interpreter {
             current_stmt: Span::default(),
             progress_on_terminal: false,
             progress: None,
+            nudge_in_place: false,
         }
     }
 
