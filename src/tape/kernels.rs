@@ -112,10 +112,12 @@ fn any_nan_avx2(xs: &[f64]) -> bool {
 #[allow(clippy::eq_op)]
 fn any_nan_portable(xs: &[f64]) -> bool {
     // `x - x` is 0 for every finite `x` and NaN for a NaN or an infinity, so
-    // eight running sums of it (which vectorise) stay 0 unless one of those
-    // goes by; only then are the elements looked at one by one.
-    let mut lanes = [0.0f64; 8];
-    let mut chunks = xs.chunks_exact(8);
+    // running sums of it stay 0 unless one of those goes by; only then are
+    // the elements looked at one by one. Thirty-two sums side by side keep
+    // the vector adds from waiting on each other.
+    const LANES: usize = 32;
+    let mut lanes = [0.0f64; LANES];
+    let mut chunks = xs.chunks_exact(LANES);
     for chunk in &mut chunks {
         for (lane, x) in lanes.iter_mut().zip(chunk) {
             *lane += x - x;
@@ -308,7 +310,7 @@ mod tests {
 
     #[test]
     fn any_nan_finds_a_nan_anywhere_and_nothing_else() {
-        for n in [1, 7, 8, 9, 64, 100] {
+        for n in [1, 7, 8, 9, 31, 32, 33, 64, 100, 129] {
             let clean: Vec<f64> = (0..n).map(|i| i as f64 - 3.5).collect();
             assert!(!any_nan(&clean));
             for at in 0..n {
