@@ -2,10 +2,42 @@
 //!
 //! `tanh` is the costliest elementwise function of the course's models. This
 //! one is branch-free (both formulas are computed and one is selected), so a
-//! loop over a slice becomes SIMD code; on x86-64 the loop is also compiled
-//! for AVX2 and chosen at run time. No fused multiply-add is used, so every
-//! path gives the same bits. It agrees with the C library's `tanh` to within
-//! 2 units in the last place.
+//! loop over a slice becomes SIMD code; on x86-64 each loop is also compiled
+//! for AVX-512 and AVX2 and chosen at run time (`best_simd!`). No fused
+//! multiply-add is used, so every path gives the same bits. It agrees with
+//! the C library's `tanh` to within 2 units in the last place.
+
+/// Defines `$name`, which runs the inlined portable body `$body` compiled
+/// for AVX-512 or AVX2 when the CPU has them (checked on each call, which
+/// costs a load), and as it is otherwise. No fused multiply-add is enabled,
+/// so every path gives the same bits.
+macro_rules! best_simd {
+    ($(#[$doc:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)? = $body:ident;) => {
+        $(#[$doc])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f")]
+                fn wide($($arg: $ty),*) $(-> $ret)? {
+                    $body($($arg),*)
+                }
+                #[target_feature(enable = "avx2")]
+                fn narrow($($arg: $ty),*) $(-> $ret)? {
+                    $body($($arg),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has AVX-512F, checked just above.
+                    return unsafe { wide($($arg),*) };
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2, checked just above.
+                    return unsafe { narrow($($arg),*) };
+                }
+            }
+            $body($($arg),*)
+        }
+    };
+}
 
 /// `|x| < 0.625`: tanh(x) = x + x·z·P(z)/Q(z), z = x² (Cephes' rational form).
 const P: [f64; 3] = [
@@ -91,21 +123,9 @@ pub fn tanh(x: f64) -> f64 {
     }
 }
 
-/// Whether any element is a NaN, by a branch-free pass that vectorises
-/// (with AVX2 where the CPU has it).
-pub fn any_nan(xs: &[f64]) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { any_nan_avx2(xs) };
-    }
-    any_nan_portable(xs)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn any_nan_avx2(xs: &[f64]) -> bool {
-    any_nan_portable(xs)
+best_simd! {
+    /// Whether any element is a NaN, by a branch-free pass that vectorises.
+    pub fn any_nan(xs: &[f64]) -> bool = any_nan_portable;
 }
 
 #[inline(always)]
@@ -129,15 +149,8 @@ fn any_nan_portable(xs: &[f64]) -> bool {
     lanes.iter().any(|l| *l != 0.0) && xs.iter().any(|x| x.is_nan())
 }
 
+#[inline(always)]
 fn tanh_portable(xs: &[f64], out: &mut [f64]) {
-    for (o, x) in out.iter_mut().zip(xs) {
-        *o = tanh(*x);
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn tanh_avx2(xs: &[f64], out: &mut [f64]) {
     for (o, x) in out.iter_mut().zip(xs) {
         *o = tanh(*x);
     }
@@ -159,28 +172,17 @@ fn exp_fast(xs: &[f64], out: &mut [f64]) -> bool {
     outside
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn exp_avx2(xs: &[f64], out: &mut [f64]) -> bool {
-    exp_fast(xs, out)
+best_simd! {
+    fn exp_fast_best(xs: &[f64], out: &mut [f64]) -> bool = exp_fast;
 }
 
 /// e^x of every element of `xs`, into `out` (the same length). Within two
 /// units in the last place of the C library's `exp` (most results are the
-/// same bits); outside [-708, 709]
-/// (results that are subnormal, zero or infinite) and for NaN, it is the C
-/// library's `exp` itself, so `exp(-inf)` is exactly 0.
+/// same bits); outside [-708, 709] (results that are subnormal, zero or
+/// infinite) and for NaN, it is the C library's `exp` itself, so
+/// `exp(-inf)` is exactly 0.
 pub fn exp_slice(xs: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    let outside = if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { exp_avx2(xs, out) }
-    } else {
-        exp_fast(xs, out)
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let outside = exp_fast(xs, out);
-    if outside {
+    if exp_fast_best(xs, out) {
         for (o, &x) in out.iter_mut().zip(xs) {
             if !(EXP_LOW..=EXP_HIGH).contains(&x) {
                 *o = x.exp();
@@ -213,13 +215,11 @@ pub fn exp_in_place(xs: &mut [f64]) {
         }
         return;
     }
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { exp_in_range_avx2(xs) };
-        return;
-    }
-    exp_in_range(xs);
+    exp_in_range_best(xs);
+}
+
+best_simd! {
+    fn exp_in_range_best(xs: &mut [f64]) = exp_in_range;
 }
 
 #[inline(always)]
@@ -229,21 +229,9 @@ fn exp_in_range(xs: &mut [f64]) {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn exp_in_range_avx2(xs: &mut [f64]) {
-    exp_in_range(xs)
-}
-
-/// tanh of every element of `xs`, into `out` (the same length).
-pub fn tanh_slice(xs: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        unsafe { tanh_avx2(xs, out) };
-        return;
-    }
-    tanh_portable(xs, out);
+best_simd! {
+    /// tanh of every element of `xs`, into `out` (the same length).
+    pub fn tanh_slice(xs: &[f64], out: &mut [f64]) = tanh_portable;
 }
 
 #[cfg(test)]
