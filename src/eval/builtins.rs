@@ -108,9 +108,7 @@ impl Interpreter {
         let g = blame.view();
         match (x.as_slice_mut(), g.as_slice()) {
             (Some(xs), Some(gs)) if xs.len() == gs.len() => {
-                for (x, g) in xs.iter_mut().zip(gs) {
-                    *x -= rate * g;
-                }
+                crate::tape::kernels::step_down(xs, gs, rate);
             }
             _ => ndarray::Zip::from(x)
                 .and(&g)

@@ -149,6 +149,18 @@ fn any_nan_portable(xs: &[f64]) -> bool {
     lanes.iter().any(|l| *l != 0.0) && xs.iter().any(|x| x.is_nan())
 }
 
+best_simd! {
+    /// `x -= rate * g` for each element and its blame: `Nudge` in place.
+    pub fn step_down(xs: &mut [f64], gs: &[f64], rate: f64) = step_down_portable;
+}
+
+#[inline(always)]
+fn step_down_portable(xs: &mut [f64], gs: &[f64], rate: f64) {
+    for (x, g) in xs.iter_mut().zip(gs) {
+        *x -= rate * g;
+    }
+}
+
 #[inline(always)]
 fn tanh_portable(xs: &[f64], out: &mut [f64]) {
     for (o, x) in out.iter_mut().zip(xs) {
