@@ -75,9 +75,11 @@ fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic
 
 impl Interpreter {
     fn eval_args(&mut self, args: &[Arg]) -> Flow<smallvec::SmallVec<[(Value, Span); 3]>> {
-        args.iter()
-            .map(|a| Ok((self.eval(&a.value)?, a.value.span)))
-            .collect()
+        let mut values = smallvec::SmallVec::new();
+        for a in args {
+            values.push((self.eval(&a.value)?, a.value.span));
+        }
+        Ok(values)
     }
 
     /// `Nudge` of a matrix in place, when that is allowed
@@ -256,7 +258,8 @@ impl Interpreter {
                 };
                 self.check_size(rows, cols, span)?;
             }
-            let refs: Vec<(&Value, Span)> = vals.iter().map(|(v, s)| (v, *s)).collect();
+            let refs: smallvec::SmallVec<[(&Value, Span); 2]> =
+                vals.iter().map(|(v, s)| (v, *s)).collect();
             return self.apply(op, &refs, span).map(Some);
         }
 

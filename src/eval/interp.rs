@@ -401,8 +401,14 @@ impl Interpreter {
 
     /// Runs a recorded operation: forward, NaN check, and a record if a tape is open.
     pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
-        let tensors: SmallVec<[Tensor; 2]> = args.iter().map(|(v, _)| to_tensor(v)).collect();
-        let refs: SmallVec<[&Tensor; 2]> = tensors.iter().collect();
+        let mut tensors: SmallVec<[Tensor; 2]> = SmallVec::new();
+        for (v, _) in args {
+            tensors.push(to_tensor(v));
+        }
+        let mut refs: SmallVec<[&Tensor; 2]> = SmallVec::new();
+        for t in &tensors {
+            refs.push(t);
+        }
         let output = match op.forward(&refs) {
             Ok(t) => t,
             Err(e) => return fail(self.op_error(e, args, span)),
@@ -425,7 +431,10 @@ impl Interpreter {
         if !self.tape.open {
             return Ok(from_tensor(output, None));
         }
-        let inputs: Inputs = args.iter().map(|(v, s)| self.node_of(v, *s)).collect();
+        let mut inputs = Inputs::new();
+        for (v, s) in args {
+            inputs.push(self.node_of(v, *s));
+        }
         let node = self.tape.push(op, inputs, output.clone(), span);
         Ok(from_tensor(output, Some(self.tape.node(node))))
     }

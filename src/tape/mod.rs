@@ -110,11 +110,10 @@ impl Tape {
             };
             let record = &self.records[i];
             if !record.inputs.is_empty() {
-                let inputs: SmallVec<[&Tensor; 2]> = record
-                    .inputs
-                    .iter()
-                    .map(|&k| &self.records[k as usize].value)
-                    .collect();
+                let mut inputs: SmallVec<[&Tensor; 2]> = SmallVec::new();
+                for &k in &record.inputs {
+                    inputs.push(&self.records[k as usize].value);
+                }
                 let shares = record.op.per_link_rule(&inputs, &record.value, &blame);
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
