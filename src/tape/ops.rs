@@ -703,12 +703,22 @@ fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
 
 /// Each element's e^(x - max) into `out`, and their sum; `max` is the row's largest.
 fn shifted_exp(row: ArrayView1<f64>, out: &mut [f64]) -> (f64, f64) {
-    let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    for (o, x) in out.iter_mut().zip(row.iter()) {
-        *o = x - max;
-    }
+    // A row of a standard-layout matrix is a plain slice: read it as one.
+    let max = match row.as_slice() {
+        Some(xs) => shift_by_max(xs.iter().copied(), out),
+        None => shift_by_max(row.iter().copied(), out),
+    };
     super::kernels::exp_in_place(out);
     (max, out.iter().sum())
+}
+
+/// Each value minus the largest, into `out`; gives the largest.
+fn shift_by_max(values: impl Iterator<Item = f64> + Clone, out: &mut [f64]) -> f64 {
+    let max = values.clone().fold(f64::NEG_INFINITY, f64::max);
+    for (o, x) in out.iter_mut().zip(values) {
+        *o = x - max;
+    }
+    max
 }
 
 fn log_sum_exp(row: ArrayView1<f64>, scratch: &mut Vec<f64>) -> f64 {
