@@ -489,52 +489,7 @@ impl Interpreter {
         let slot = slot_in(&mut self.frames, &mut self.globals, &name.text)?;
         Some(read_slot(slot, tape, name))
     }
-}
 
-/// The variable `name` in the innermost routine's frame, else a global.
-fn slot_in<'a>(
-    frames: &'a mut [Frame],
-    globals: &'a mut HashMap<String, Slot>,
-    name: &str,
-) -> Option<&'a mut Slot> {
-    if let Some(frame) = frames.last_mut()
-        && let Some(slot) = frame.locals.get_mut(name)
-    {
-        return Some(slot);
-    }
-    globals.get_mut(name)
-}
-
-/// A variable's value; the first read inside an open tape records it as a
-/// leaf and tags the variable's value with that record.
-fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name) -> Flow<Value> {
-    {
-        let tape_open = tape.open;
-        let tape_id = tape.id;
-        let Some(value) = &slot.value else {
-            return fail(
-                Diagnostic::new(
-                    name.span,
-                    format!("`{}` is declared but has no value yet", name.text),
-                )
-                .with_label(name.span, "read before anything was assigned to it"),
-            );
-        };
-        let on_tape = value.tag().is_some_and(|t| t.tape == tape_id);
-        if !tape_open || on_tape || !matches!(value, Value::Real(..) | Value::Matrix(..)) {
-            return Ok(value.clone());
-        }
-        // First read inside the tape: the variable's value becomes a leaf.
-        let value = value.clone();
-        let node = tape.push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
-        tape.records[node as usize].name = Some(name.text.clone());
-        let tagged = retag(value, Some(tape.node(node)));
-        slot.value = Some(tagged.clone());
-        Ok(tagged)
-    }
-}
-
-impl Interpreter {
     pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
         let mut d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
             .with_label(name.span, "nothing has been assigned to this name");
@@ -1254,6 +1209,47 @@ impl Interpreter {
             slot.value = Some(v);
         }
     }
+}
+
+/// The variable `name` in the innermost routine's frame, else a global.
+fn slot_in<'a>(
+    frames: &'a mut [Frame],
+    globals: &'a mut HashMap<String, Slot>,
+    name: &str,
+) -> Option<&'a mut Slot> {
+    if let Some(frame) = frames.last_mut()
+        && let Some(slot) = frame.locals.get_mut(name)
+    {
+        return Some(slot);
+    }
+    globals.get_mut(name)
+}
+
+/// A variable's value; the first read inside an open tape records it as a
+/// leaf and tags the variable's value with that record.
+fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name) -> Flow<Value> {
+    let tape_open = tape.open;
+    let tape_id = tape.id;
+    let Some(value) = &slot.value else {
+        return fail(
+            Diagnostic::new(
+                name.span,
+                format!("`{}` is declared but has no value yet", name.text),
+            )
+            .with_label(name.span, "read before anything was assigned to it"),
+        );
+    };
+    let on_tape = value.tag().is_some_and(|t| t.tape == tape_id);
+    if !tape_open || on_tape || !matches!(value, Value::Real(..) | Value::Matrix(..)) {
+        return Ok(value.clone());
+    }
+    // First read inside the tape: the variable's value becomes a leaf.
+    let value = value.clone();
+    let node = tape.push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
+    tape.records[node as usize].name = Some(name.text.clone());
+    let tagged = retag(value, Some(tape.node(node)));
+    slot.value = Some(tagged.clone());
+    Ok(tagged)
 }
 
 fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<Value> {

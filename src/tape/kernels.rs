@@ -51,9 +51,10 @@ const Q: [f64; 3] = [
     4.844_063_053_251_255e3,
 ];
 
-/// e^y for -708 ≤ y ≤ 709 (a normal result): y = n·ln 2 + r with |r| ≤ ln 2 / 2, and a Padé form for e^r.
+/// e^y for -708 ≤ y ≤ 709 (a normal result), in parts: y = n·ln 2 + r with
+/// |r| ≤ ln 2 / 2, and e^r = (Q+P)/(Q−P) by a Padé form; gives (2^n, P, Q).
 #[inline(always)]
-fn exp_small_range(y: f64) -> f64 {
+fn exp_parts(y: f64) -> (f64, f64, f64) {
     const LOG2E: f64 = std::f64::consts::LOG2_E;
     const LN2_HI: f64 = 6.931_457_519_531_25e-1;
     const LN2_LO: f64 = 1.428_606_820_309_417_2e-6;
@@ -67,39 +68,31 @@ fn exp_small_range(y: f64) -> f64 {
         + 2.272_655_482_081_550_3e-1)
         * rr
         + 2.0;
-    let e = 1.0 + 2.0 * p / (q - p);
     let n_bits = (n + SHIFTER).to_bits().wrapping_sub(SHIFTER.to_bits());
-    e * f64::from_bits(n_bits.wrapping_add(1023) << 52)
+    (f64::from_bits(n_bits.wrapping_add(1023) << 52), p, q)
+}
+
+/// e^y for -708 ≤ y ≤ 709 (a normal result), from [`exp_parts`].
+#[inline(always)]
+fn exp_small_range(y: f64) -> f64 {
+    let (two_n, p, q) = exp_parts(y);
+    (1.0 + 2.0 * p / (q - p)) * two_n
 }
 
 /// tanh(x); a NaN stays a NaN.
 ///
 /// Both forms end in one quotient, so they share one division: for small
 /// |x|, tanh(x) = x + x·z·(p/q); for large |x|, with e^(2|x|) = 2^n·(Q+P)/(Q−P)
-/// from the Padé form of `exp_small_range`, tanh|x| = 1 − 2/(e^(2|x|) + 1)
+/// from [`exp_parts`], tanh|x| = 1 − 2/(e^(2|x|) + 1)
 /// = 1 − 2(Q−P) / (2^n·(Q+P) + (Q−P)).
 #[inline(always)]
 pub fn tanh(x: f64) -> f64 {
-    const LOG2E: f64 = std::f64::consts::LOG2_E;
-    const LN2_HI: f64 = 6.931_457_519_531_25e-1;
-    const LN2_LO: f64 = 1.428_606_820_309_417_2e-6;
-    const SHIFTER: f64 = 6_755_399_441_055_744.0;
     let a = x.abs();
     let z = x * x;
     let p = (P[0] * z + P[1]) * z + P[2];
     let q = ((z + Q[0]) * z + Q[1]) * z + Q[2];
-    // e^y, y = 2·min(|x|, 40), as 2^n · (Q+P)/(Q−P).
-    let y = 2.0 * a.min(40.0);
-    let n = (y * LOG2E + 0.5).floor();
-    let r = y - n * LN2_HI - n * LN2_LO;
-    let rr = r * r;
-    let big_p = r * ((1.261_771_930_748_105_9e-4 * rr + 3.029_944_077_074_419_6e-2) * rr + 1.0);
-    let big_q = ((3.001_985_051_386_644_5e-6 * rr + 2.524_483_403_496_841e-3) * rr
-        + 2.272_655_482_081_550_3e-1)
-        * rr
-        + 2.0;
-    let n_bits = (n + SHIFTER).to_bits().wrapping_sub(SHIFTER.to_bits());
-    let two_n = f64::from_bits(n_bits.wrapping_add(1023) << 52);
+    // e^y, y = 2·min(|x|, 40).
+    let (two_n, big_p, big_q) = exp_parts(2.0 * a.min(40.0));
     let small_form = a < 0.625;
     let (num, den) = if small_form {
         (p, q)
