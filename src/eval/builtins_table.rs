@@ -135,5 +135,24 @@ pub fn find(name: &str) -> Option<&'static Builtin> {
         .copied()
 }
 
+/// The builtin `name` calls, looked up by its text the first time only.
+pub fn find_for(name: &crate::syntax::tree::Name) -> Option<&'static Builtin> {
+    match name.found.builtin.get() {
+        0 => {
+            let found = find(&name.text);
+            let code = found.map_or(1, |b| {
+                let at = BUILTINS.iter().position(|c| std::ptr::eq(c, b));
+                at.expect("a builtin of the table") + 2
+            });
+            name.found
+                .builtin
+                .set(u16::try_from(code).expect("fewer than 65534 builtins"));
+            found
+        }
+        1 => None,
+        code => Some(&BUILTINS[usize::from(code) - 2]),
+    }
+}
+
 /// Names that are not routines but may be read: builtin constants.
 pub const CONSTANTS: &[&str] = &["Inf"];

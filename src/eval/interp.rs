@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ndarray::Array2;
 
 use super::builtins_table;
+use super::globals::Globals;
 use super::random::Random;
 use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
@@ -70,7 +71,7 @@ struct ResultCandidate {
 }
 
 pub struct Interpreter {
-    pub globals: HashMap<String, Slot>,
+    pub globals: Globals,
     frames: Vec<Frame>,
     pub routines: HashMap<String, Rc<Routine>>,
     pub tape: Tape,
@@ -101,7 +102,7 @@ pub struct Interpreter {
 
 /// What a failed REPL line must leave as it was.
 pub struct Snapshot {
-    globals: HashMap<String, Slot>,
+    globals: Globals,
     routines: HashMap<String, Rc<Routine>>,
     rng: Random,
     tape: Tape,
@@ -131,7 +132,7 @@ impl Interpreter {
 
     pub fn new(out: Box<dyn Write>) -> Interpreter {
         Interpreter {
-            globals: HashMap::default(),
+            globals: Globals::default(),
             frames: Vec::new(),
             routines: HashMap::default(),
             tape: Tape::default(),
@@ -288,10 +289,13 @@ impl Interpreter {
                             },
                         );
                     } else {
-                        let slot = self.globals.entry(decl.name.text.clone()).or_insert(Slot {
-                            value: None,
-                            declared: None,
-                        });
+                        let slot = self.globals.get_or_insert(
+                            &decl.name.text,
+                            Slot {
+                                value: None,
+                                declared: None,
+                            },
+                        );
                         slot.declared = ty;
                     }
                 }
@@ -463,7 +467,7 @@ impl Interpreter {
             || self.globals.contains_key(name)
     }
 
-    fn slot_mut(&mut self, name: &str) -> Option<&mut Slot> {
+    fn slot_mut(&mut self, name: &Name) -> Option<&mut Slot> {
         slot_in(&mut self.frames, &mut self.globals, name)
     }
 
@@ -486,7 +490,7 @@ impl Interpreter {
     /// Reads a variable, or `None` if there is none of that name in sight.
     fn try_read_variable(&mut self, name: &Name) -> Option<Flow<Value>> {
         let tape = &mut self.tape;
-        let slot = slot_in(&mut self.frames, &mut self.globals, &name.text)?;
+        let slot = slot_in(&mut self.frames, &mut self.globals, name)?;
         Some(read_slot(slot, tape, name))
     }
 
@@ -546,11 +550,11 @@ impl Interpreter {
                 return Ok(());
             }
             None => {
-                if let Some(slot) = self.globals.get_mut(name) {
+                if let Some(slot) = self.globals.find_mut(target) {
                     slot.value = Some(check_declared(slot.declared, v, target)?);
                 } else {
-                    self.globals.insert(
-                        name.clone(),
+                    self.globals.get_or_insert(
+                        name,
                         Slot {
                             value: Some(v),
                             declared: None,
@@ -605,7 +609,7 @@ impl Interpreter {
         drop(m);
         // Take the matrix out of its variable so that, when nothing else
         // holds it, the element is written in place rather than copied.
-        let slot = self.slot_mut(&target.text).expect("read above");
+        let slot = self.slot_mut(target).expect("read above");
         let Some(Value::Matrix(mut m, _)) = slot.value.take() else {
             unreachable!("checked to be a matrix above")
         };
@@ -1006,7 +1010,7 @@ impl Interpreter {
 
     /// Calls a builtin or a routine; `None` for a procedure.
     pub fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Option<Value>> {
-        if let Some(b) = builtins_table::find(&name.text) {
+        if let Some(b) = builtins_table::find_for(name) {
             if args.len() < b.min_args || args.len() > b.max_args {
                 return fail(wrong_count(
                     &name.text,
@@ -1097,10 +1101,7 @@ impl Interpreter {
             let v = check_declared(
                 declared,
                 v,
-                &Name {
-                    text: param.name.text.clone(),
-                    span: arg.value.span,
-                },
+                &Name::new(param.name.text.clone(), arg.value.span),
             )?;
             locals.insert(
                 param.name.text.clone(),
@@ -1205,7 +1206,7 @@ impl Interpreter {
 
     /// Sets a variable wherever it lives (used by `Nudge`).
     pub fn overwrite(&mut self, name: &Name, v: Value) {
-        if let Some(slot) = self.slot_mut(&name.text) {
+        if let Some(slot) = self.slot_mut(name) {
             slot.value = Some(v);
         }
     }
@@ -1214,15 +1215,15 @@ impl Interpreter {
 /// The variable `name` in the innermost routine's frame, else a global.
 fn slot_in<'a>(
     frames: &'a mut [Frame],
-    globals: &'a mut HashMap<String, Slot>,
-    name: &str,
+    globals: &'a mut Globals,
+    name: &Name,
 ) -> Option<&'a mut Slot> {
     if let Some(frame) = frames.last_mut()
-        && let Some(slot) = frame.locals.get_mut(name)
+        && let Some(slot) = frame.locals.get_mut(name.text.as_str())
     {
         return Some(slot);
     }
-    globals.get_mut(name)
+    globals.find_mut(name)
 }
 
 /// A variable's value; the first read inside an open tape records it as a

@@ -4,6 +4,7 @@ pub mod builtins;
 pub mod builtins_table;
 pub mod check;
 pub mod format;
+pub mod globals;
 pub mod interp;
 pub mod plot;
 pub mod random;

@@ -196,10 +196,7 @@ where
     let sp = move |s: SimpleSpan| Span::new(source, s.start, s.end);
 
     let ident = select! { Token::Ident(name) => name }
-        .map_with(move |text, e| Name {
-            text,
-            span: sp(e.span()),
-        })
+        .map_with(move |text, e| Name::new(text, sp(e.span())))
         .labelled("a name");
 
     let type_name = select! { Token::Ident(name) => name }

@@ -13,6 +13,41 @@ use crate::diagnostic::Span;
 pub struct Name {
     pub text: String,
     pub span: Span,
+    /// What the interpreter found this name to be, kept so that a name read
+    /// in a loop is looked up once rather than on every turn.
+    pub found: Found,
+}
+
+impl Name {
+    pub fn new(text: String, span: Span) -> Name {
+        Name {
+            text,
+            span,
+            found: Found::default(),
+        }
+    }
+}
+
+/// A name's lookups, remembered: the global variable it named (the globals
+/// table's number and the slot's index in it) and the builtin it names, if
+/// any. Only the interpreter writes it; two names are equal whatever it holds.
+#[derive(Clone, Default)]
+pub struct Found {
+    pub global: std::cell::Cell<(u32, u32)>,
+    /// 0: not looked up yet; 1: no builtin; `i + 2`: the builtin at index `i`.
+    pub builtin: std::cell::Cell<u16>,
+}
+
+impl PartialEq for Found {
+    fn eq(&self, _: &Found) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Found {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Found")
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -136,10 +136,14 @@ fn any_nan_portable(xs: &[f64]) -> bool {
             *lane += x - x;
         }
     }
-    for (lane, x) in lanes.iter_mut().zip(chunks.remainder()) {
-        *lane += x - x;
+    // The tail has a sum of its own: adding it into the lanes would index
+    // them by a length known only at run time, and the compiler would then
+    // keep all thirty-two in memory instead of in registers.
+    let mut tail = 0.0;
+    for x in chunks.remainder() {
+        tail += x - x;
     }
-    lanes.iter().any(|l| *l != 0.0) && xs.iter().any(|x| x.is_nan())
+    (tail != 0.0 || lanes.iter().any(|l| *l != 0.0)) && xs.iter().any(|x| x.is_nan())
 }
 
 best_simd! {
