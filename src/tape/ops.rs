@@ -172,6 +172,7 @@ impl Unary {
     }
 
     /// d output / d input, from the input `x` and the output `y`.
+    #[inline(always)]
     fn slope(self, x: f64, y: f64) -> f64 {
         match self {
             Unary::Tanh => 1.0 - y * y,
@@ -207,6 +208,18 @@ pub enum Elementwise {
     Div,
     /// `Hadamard(a, b)`, and `*` of a number with anything.
     Mul,
+}
+
+impl Elementwise {
+    #[inline(always)]
+    fn apply(self, x: f64, y: f64) -> f64 {
+        match self {
+            Elementwise::Add => x + y,
+            Elementwise::Sub => x - y,
+            Elementwise::Div => x / y,
+            Elementwise::Mul => x * y,
+        }
+    }
 }
 
 /// The operations the tape records.
@@ -455,11 +468,19 @@ impl Op {
                         Tensor::Scalar(g[(0, 0)] * u.slope(*x, *y))
                     }
                     _ => {
-                        let mut d = g.to_owned();
-                        Zip::from(&mut d)
-                            .and(&inputs[0].view())
-                            .and(&output.view())
-                            .for_each(|d, &x, &y| *d *= u.slope(x, y));
+                        let (x, y) = (inputs[0].view(), output.view());
+                        // As in `elementwise`: the kind fixed inside each loop.
+                        let d = match u {
+                            Unary::Tanh => times_slope(&g, &x, &y, |x, y| Unary::Tanh.slope(x, y)),
+                            Unary::Exp => times_slope(&g, &x, &y, |x, y| Unary::Exp.slope(x, y)),
+                            Unary::Log => times_slope(&g, &x, &y, |x, y| Unary::Log.slope(x, y)),
+                            Unary::Sqrt => times_slope(&g, &x, &y, |x, y| Unary::Sqrt.slope(x, y)),
+                            Unary::ReLU => times_slope(&g, &x, &y, |x, y| Unary::ReLU.slope(x, y)),
+                            Unary::Sigmoid => {
+                                times_slope(&g, &x, &y, |x, y| Unary::Sigmoid.slope(x, y))
+                            }
+                            Unary::Abs => times_slope(&g, &x, &y, |x, y| Unary::Abs.slope(x, y)),
+                        };
                         Tensor::matrix(d)
                     }
                 };
@@ -581,14 +602,8 @@ pub fn broadcast_shape(a: (usize, usize), b: (usize, usize)) -> Option<(usize, u
 }
 
 fn elementwise(kind: Elementwise, a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
-    let f = |x: f64, y: f64| match kind {
-        Elementwise::Add => x + y,
-        Elementwise::Sub => x - y,
-        Elementwise::Div => x / y,
-        Elementwise::Mul => x * y,
-    };
     if let (Tensor::Scalar(x), Tensor::Scalar(y)) = (a, b) {
-        return Ok(Tensor::Scalar(f(*x, *y)));
+        return Ok(Tensor::Scalar(kind.apply(*x, *y)));
     }
     let (sa, sb) = (a.shape(), b.shape());
     let shape = match (a, b) {
@@ -601,7 +616,16 @@ fn elementwise(kind: Elementwise, a: &Tensor, b: &Tensor) -> Result<Tensor, OpEr
                 .hint("the shapes must be equal, or one side a number, a 1×1, a 1×n row or an m×1 column that matches the other")
         })?,
     };
-    Ok(Tensor::matrix(combine(&a.view(), &b.view(), shape, f)))
+    let (a, b) = (a.view(), b.view());
+    // One loop per kind, with the kind fixed inside it, so that each loop
+    // vectorises instead of asking which kind it is at every element.
+    let out = match kind {
+        Elementwise::Add => combine(&a, &b, shape, |x, y| Elementwise::Add.apply(x, y)),
+        Elementwise::Sub => combine(&a, &b, shape, |x, y| Elementwise::Sub.apply(x, y)),
+        Elementwise::Div => combine(&a, &b, shape, |x, y| Elementwise::Div.apply(x, y)),
+        Elementwise::Mul => combine(&a, &b, shape, |x, y| Elementwise::Mul.apply(x, y)),
+    };
+    Ok(Tensor::matrix(out))
 }
 
 /// `a` and `b`, each broadcast to `shape`, combined element by element. The
@@ -629,6 +653,31 @@ pub fn combine(
     let a = a.broadcast(shape).expect("shape checked");
     let b = b.broadcast(shape).expect("shape checked");
     Zip::from(&a).and(&b).map_collect(|&x, &y| f(x, y))
+}
+
+/// Each element of the blame `g` times the slope at its input `x` and
+/// output `y` (all three of one shape).
+fn times_slope(
+    g: &ArrayView2<f64>,
+    x: &ArrayView2<f64>,
+    y: &ArrayView2<f64>,
+    slope: impl Fn(f64, f64) -> f64,
+) -> Array2<f64> {
+    if let (Some(gs), Some(xs), Some(ys)) = (g.to_slice(), x.to_slice(), y.to_slice()) {
+        let values = gs
+            .iter()
+            .zip(xs)
+            .zip(ys)
+            .map(|((&g, &x), &y)| g * slope(x, y))
+            .collect();
+        return Array2::from_shape_vec(g.dim(), values).expect("the blame's own size");
+    }
+    let mut d = g.to_owned();
+    Zip::from(&mut d)
+        .and(x)
+        .and(y)
+        .for_each(|d, &x, &y| *d *= slope(x, y));
+    d
 }
 
 /// `g` combined elementwise with `other` broadcast to `g`'s shape.
