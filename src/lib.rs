@@ -216,7 +216,8 @@ pub fn run_bytes(
 #[derive(Clone, Copy, PartialEq)]
 enum Reads {
     /// Only what the program does: if it never names `CheckBlame`, nothing
-    /// replays the tape, so `Nudge` may update a matrix the tape shares.
+    /// replays the tape, so `Nudge` may update a matrix the tape shares and
+    /// the walk may drop what no variable holds.
     OnlyBlame,
     /// A picture is drawn from the tape's values afterwards.
     Values,
@@ -239,6 +240,7 @@ fn run_loaded(
     };
     let mut interp = Interpreter::new(out);
     interp.nudge_in_place = reads == Reads::OnlyBlame && !sources.text(0).contains("CheckBlame");
+    interp.tape.forget_unnamed = interp.nudge_in_place;
     interp.params = std::iter::once(opts.path.display().to_string())
         .chain(opts.args.iter().cloned())
         .collect();

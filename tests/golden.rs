@@ -90,6 +90,40 @@ fn language_programs_print_their_golden_output() {
     run_dir("tests/run", true);
 }
 
+/// A run of a program that never names `CheckBlame` takes two shortcuts:
+/// `Nudge` may write a matrix where the tape's leaf shares it, and the walk
+/// lets go of operations no variable holds. Naming `CheckBlame`, even in a
+/// comment, turns both off; every program must print the same either way.
+#[test]
+fn programs_print_the_same_when_the_tape_keeps_everything() {
+    let mut failures = Vec::new();
+    let mut programs = programs_in("programs");
+    programs.extend(programs_in("tests/run"));
+    for program in programs {
+        let source = fs::read_to_string(&program).expect("read program");
+        let args = args_for(&program);
+        let (plain, _, code) = tapec::run_captured(&program, &args, None);
+        assert_eq!(code, 0, "{} failed", program.display());
+        let path = program.clone();
+        let kept = tapec::with_big_stack(move || {
+            let mut opts = tapec::RunOptions::new(&path);
+            opts.args = args;
+            let out = tapec::SharedBuffer::default();
+            let bytes = format!("{source}\n{{ CheckBlame }}\n").into_bytes();
+            let code = tapec::run_bytes(&opts, bytes, Box::new(out.clone()), &mut Vec::new());
+            assert_eq!(code, 0, "{} failed with CheckBlame named", path.display());
+            out.text()
+        });
+        if kept != plain {
+            failures.push(format!(
+                "{}:\n--- shortcuts on\n{plain}\n--- shortcuts off\n{kept}",
+                program.display()
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
 #[test]
 fn wrong_programs_fail_with_their_golden_diagnostic() {
     run_dir("tests/errors", false);

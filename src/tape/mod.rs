@@ -54,6 +54,11 @@ pub struct Tape {
     pub result: Option<u32>,
     /// Blame for each record, filled by the walk (`None`: no blame reached it).
     pub blame: Vec<Option<Tensor>>,
+    /// Whether the walk may let go of an unnamed operation's value and blame
+    /// once it has handed the blame on. No variable holds such a record, so
+    /// only a picture of the tape or `CheckBlame` could look at it again;
+    /// letting go keeps the memory a step touches small, and so in cache.
+    pub forget_unnamed: bool,
 }
 
 impl Tape {
@@ -115,6 +120,7 @@ impl Tape {
                     inputs.push(&self.records[k as usize].value);
                 }
                 let shares = record.op.per_link_rule(&inputs, &record.value, &blame);
+                drop(inputs);
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
                     if let Some(position) = share.first_nan() {
@@ -130,6 +136,11 @@ impl Tape {
                         Some(existing) => existing.accumulate(share),
                         slot @ None => *slot = Some(share),
                     }
+                }
+                if self.forget_unnamed && record.name.is_none() && i != result as usize {
+                    // Every record that used this value has been walked.
+                    self.records[i].value = Tensor::Scalar(0.0);
+                    continue;
                 }
             }
             self.blame[i] = Some(blame);
