@@ -8,7 +8,6 @@ use tapec::eval::Interpreter;
 use tapec::syntax::tree::Program;
 
 fn main() {
-    tapec::keep_freed_memory();
     divan::main();
 }
 

@@ -51,7 +51,6 @@ fn best_seconds(m: usize, k: usize, n: usize, a_t: bool, b_t: bool) -> f64 {
 }
 
 fn main() {
-    tapec::keep_freed_memory();
     let args: Vec<usize> = std::env::args()
         .skip(1)
         .map(|a| a.parse().expect("V T d h are whole numbers"))

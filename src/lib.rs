@@ -5,11 +5,10 @@
 //! evaluator ([`tape`]) and diagnostics beside all of them ([`diagnostic`]).
 //! This module holds the entry points the command line and the tests use.
 
-pub mod memory;
-pub use memory::keep_freed_memory;
 pub mod diagnostic;
 pub mod eval;
 pub mod graph;
+pub mod memory;
 pub mod repl;
 pub mod syntax;
 pub mod tape;
@@ -23,7 +22,7 @@ use diagnostic::{Diagnostic, SourceMap, Span};
 use eval::{Interpreter, Stop};
 
 #[global_allocator]
-static ALLOCATOR: memory::Split = memory::Split;
+static ALLOCATOR: memory::Mimalloc = memory::Mimalloc;
 
 /// Stack for the thread that runs a program: deep enough for 1,000 nested
 /// routine calls and 256 levels of source nesting in debug builds.

@@ -61,7 +61,6 @@ enum Command {
 }
 
 fn main() {
-    tapec::keep_freed_memory();
     let cli = Cli::parse();
     let color = match cli.color {
         Color::Always => true,
