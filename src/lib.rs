@@ -238,8 +238,8 @@ fn run_loaded(
         }
     };
     let mut interp = Interpreter::new(out);
-    interp.nudge_in_place = reads == Reads::OnlyBlame && !sources.text(0).contains("CheckBlame");
-    interp.tape.forget_unnamed = interp.nudge_in_place;
+    interp.tape.only_blame_read =
+        reads == Reads::OnlyBlame && !sources.text(0).contains("CheckBlame");
     interp.params = std::iter::once(opts.path.display().to_string())
         .chain(opts.args.iter().cloned())
         .collect();

@@ -83,7 +83,8 @@ impl Interpreter {
     }
 
     /// `Nudge` of a matrix in place, when that is allowed
-    /// ([`Interpreter::nudge_in_place`]) and only the variable and its leaf
+    /// ([`crate::tape::Tape::only_blame_read`]: the update changes the leaf's
+    /// value too) and only the variable and its leaf
     /// record hold the matrix (besides `v`, the copy read for the call).
     /// Gives `v` back when it is not done.
     fn nudge_shared(
@@ -100,7 +101,7 @@ impl Interpreter {
         let record = node as usize;
         let shared_with_leaf = matches!(&self.tape.records[record].value,
             Tensor::Matrix(r) if Rc::ptr_eq(r, &m));
-        if !self.nudge_in_place || !shared_with_leaf || Rc::strong_count(&m) != 3 {
+        if !self.tape.only_blame_read || !shared_with_leaf || Rc::strong_count(&m) != 3 {
             return Err(Value::Matrix(m, tag));
         }
         // Let go of the other two holders, update, and hand the matrix back.

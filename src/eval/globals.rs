@@ -50,6 +50,7 @@ impl Clone for Globals {
 
 impl Globals {
     /// The global `name` reads or writes, remembering where it was found.
+    #[inline(always)]
     pub fn find_mut(&mut self, name: &Name) -> Option<&mut Slot> {
         let (table, at) = name.found.global.get();
         if table == self.table {

@@ -92,12 +92,6 @@ pub struct Interpreter {
     /// Whether stderr is a terminal (for `Progress`).
     pub progress_on_terminal: bool,
     pub(crate) progress: Option<super::builtins::ProgressBar>,
-    /// Whether `Nudge` may write a matrix in place when only the variable
-    /// and its leaf on the last tape hold it. That changes the leaf's value
-    /// too, so it is on only when nothing reads the tape's values after its
-    /// walk: a run of a program that never names `CheckBlame` (not a
-    /// picture, not the prompt).
-    pub nudge_in_place: bool,
 }
 
 /// What a failed REPL line must leave as it was.
@@ -148,7 +142,6 @@ impl Interpreter {
             current_stmt: Span::default(),
             progress_on_terminal: false,
             progress: None,
-            nudge_in_place: false,
         }
     }
 
@@ -1213,6 +1206,7 @@ impl Interpreter {
 }
 
 /// The variable `name` in the innermost routine's frame, else a global.
+#[inline(always)]
 fn slot_in<'a>(
     frames: &'a mut [Frame],
     globals: &'a mut Globals,

@@ -54,11 +54,13 @@ pub struct Tape {
     pub result: Option<u32>,
     /// Blame for each record, filled by the walk (`None`: no blame reached it).
     pub blame: Vec<Option<Tensor>>,
-    /// Whether the walk may let go of an unnamed operation's value and blame
-    /// once it has handed the blame on. No variable holds such a record, so
-    /// only a picture of the tape or `CheckBlame` could look at it again;
-    /// letting go keeps the memory a step touches small, and so in cache.
-    pub forget_unnamed: bool,
+    /// Whether nothing but `Blame` and `Nudge` reads the tape after its walk:
+    /// a run of a program that never names `CheckBlame` (not a picture, not
+    /// the prompt). Then the walk lets go of an unnamed operation's value and
+    /// blame once it has handed the blame on (no variable holds such a
+    /// record, so the memory a step touches stays small, and in cache), and
+    /// `Nudge` may update a matrix where its leaf shares it.
+    pub only_blame_read: bool,
 }
 
 impl Tape {
@@ -137,7 +139,7 @@ impl Tape {
                         slot @ None => *slot = Some(share),
                     }
                 }
-                if self.forget_unnamed && record.name.is_none() && i != result as usize {
+                if self.only_blame_read && record.name.is_none() && i != result as usize {
                     // Every record that used this value has been walked.
                     self.records[i].value = Tensor::Scalar(0.0);
                     continue;

@@ -222,6 +222,23 @@ impl Elementwise {
     }
 }
 
+/// `$body` once per variant of `$ty`, with `$kind` a constant of that
+/// variant: the loops inside are compiled for each variant alone, so they
+/// vectorise instead of asking at every element which one it is. (A `const`
+/// rather than a `let`: a closure in `$body` would capture a `let` binding
+/// and read it at run time.)
+macro_rules! fixed_kind {
+    ($value:expr, $ty:ident { $($variant:ident),* }, |$kind:ident| $body:expr) => {
+        match $value {
+            $($ty::$variant => {
+                #[allow(non_upper_case_globals)]
+                const $kind: $ty = $ty::$variant;
+                $body
+            })*
+        }
+    };
+}
+
 /// The operations the tape records.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -469,18 +486,19 @@ impl Op {
                     }
                     _ => {
                         let (x, y) = (inputs[0].view(), output.view());
-                        // As in `elementwise`: the kind fixed inside each loop.
-                        let d = match u {
-                            Unary::Tanh => times_slope(&g, &x, &y, |x, y| Unary::Tanh.slope(x, y)),
-                            Unary::Exp => times_slope(&g, &x, &y, |x, y| Unary::Exp.slope(x, y)),
-                            Unary::Log => times_slope(&g, &x, &y, |x, y| Unary::Log.slope(x, y)),
-                            Unary::Sqrt => times_slope(&g, &x, &y, |x, y| Unary::Sqrt.slope(x, y)),
-                            Unary::ReLU => times_slope(&g, &x, &y, |x, y| Unary::ReLU.slope(x, y)),
-                            Unary::Sigmoid => {
-                                times_slope(&g, &x, &y, |x, y| Unary::Sigmoid.slope(x, y))
-                            }
-                            Unary::Abs => times_slope(&g, &x, &y, |x, y| Unary::Abs.slope(x, y)),
-                        };
+                        let d = fixed_kind!(
+                            u,
+                            Unary {
+                                Tanh,
+                                Exp,
+                                Log,
+                                Sqrt,
+                                ReLU,
+                                Sigmoid,
+                                Abs
+                            },
+                            |u| times_slope(&g, &x, &y, |x, y| u.slope(x, y))
+                        );
                         Tensor::matrix(d)
                     }
                 };
@@ -617,14 +635,9 @@ fn elementwise(kind: Elementwise, a: &Tensor, b: &Tensor) -> Result<Tensor, OpEr
         })?,
     };
     let (a, b) = (a.view(), b.view());
-    // One loop per kind, with the kind fixed inside it, so that each loop
-    // vectorises instead of asking which kind it is at every element.
-    let out = match kind {
-        Elementwise::Add => combine(&a, &b, shape, |x, y| Elementwise::Add.apply(x, y)),
-        Elementwise::Sub => combine(&a, &b, shape, |x, y| Elementwise::Sub.apply(x, y)),
-        Elementwise::Div => combine(&a, &b, shape, |x, y| Elementwise::Div.apply(x, y)),
-        Elementwise::Mul => combine(&a, &b, shape, |x, y| Elementwise::Mul.apply(x, y)),
-    };
+    let out = fixed_kind!(kind, Elementwise { Add, Sub, Div, Mul }, |kind| {
+        combine(&a, &b, shape, |x, y| kind.apply(x, y))
+    });
     Ok(Tensor::matrix(out))
 }
 
@@ -730,8 +743,9 @@ fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
 fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
     let v = a.view();
     let mut out = Array2::zeros(v.dim());
-    for (i, (row, mut o)) in v.rows().into_iter().zip(out.rows_mut()).enumerate() {
-        let max = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    for (i, (row, o)) in v.rows().into_iter().zip(out.rows_mut()).enumerate() {
+        let o = o.into_slice().expect("a row of a fresh matrix");
+        let (max, total) = shifted_exp(row, o);
         if max == f64::NEG_INFINITY {
             return Err(
                 OpError::new(format!("row {} of RowSoftmax's input is all -Inf", i + 1))
@@ -739,10 +753,6 @@ fn row_softmax(a: &Tensor) -> Result<Tensor, OpError> {
                     .hint("a softmax row needs at least one value above -Inf to share its weight"),
             );
         }
-        Zip::from(&mut o).and(&row).for_each(|o, &x| *o = x - max);
-        let o = o.into_slice().expect("a row of a fresh matrix");
-        super::kernels::exp_in_place(o);
-        let total: f64 = o.iter().sum();
         for e in o {
             *e /= total;
         }
