@@ -209,38 +209,17 @@ fn tanh_portable(xs: &[f64], out: &mut [f64]) {
 const EXP_LOW: f64 = -708.0;
 const EXP_HIGH: f64 = 709.0;
 
-/// e^x for every element, by the fast form; says whether any element lay
-/// outside the fast form's range (or was a NaN) and needs the C library.
-#[inline(always)]
-fn exp_fast(xs: &[f64], out: &mut [f64]) -> bool {
-    let mut outside = false;
-    for (o, &x) in out.iter_mut().zip(xs) {
-        outside |= !(EXP_LOW..=EXP_HIGH).contains(&x);
-        *o = exp_small_range(x.clamp(EXP_LOW, EXP_HIGH));
-    }
-    outside
-}
-
-best_simd! {
-    fn exp_fast_best(xs: &[f64], out: &mut [f64]) -> bool = exp_fast;
-}
-
-/// e^x of every element of `xs`, into `out` (the same length). Within two
-/// units in the last place of the C library's `exp` (most results are the
-/// same bits); outside [-708, 709] (results that are subnormal, zero or
-/// infinite) and for NaN, it is the C library's `exp` itself, so
-/// `exp(-inf)` is exactly 0.
+/// e^x of every element of `xs`, into `out` (the same length), as
+/// [`exp_in_place`].
 pub fn exp_slice(xs: &[f64], out: &mut [f64]) {
-    if exp_fast_best(xs, out) {
-        for (o, &x) in out.iter_mut().zip(xs) {
-            if !(EXP_LOW..=EXP_HIGH).contains(&x) {
-                *o = x.exp();
-            }
-        }
-    }
+    out.copy_from_slice(xs);
+    exp_in_place(out);
 }
 
-/// e^x for one number, as [`exp_slice`].
+/// e^x for one number. Within two units in the last place of the C
+/// library's `exp` (most results are the same bits); outside [-708, 709]
+/// (results that are subnormal, zero or infinite) and for NaN, it is the C
+/// library's `exp` itself, so `exp(-inf)` is exactly 0.
 pub fn exp(x: f64) -> f64 {
     if (EXP_LOW..=EXP_HIGH).contains(&x) {
         exp_small_range(x)
@@ -249,22 +228,19 @@ pub fn exp(x: f64) -> f64 {
     }
 }
 
-/// e^x in place, as [`exp_slice`].
+/// e^x of every element in place, as [`exp`]: by the vectorised fast form
+/// when every element lies in its range, else element by element.
 pub fn exp_in_place(xs: &mut [f64]) {
     let inside = xs
         .iter()
         .fold(true, |all, x| all & (EXP_LOW..=EXP_HIGH).contains(x));
-    if !inside {
+    if inside {
+        exp_in_range_best(xs);
+    } else {
         for x in xs.iter_mut() {
-            *x = if (EXP_LOW..=EXP_HIGH).contains(x) {
-                exp_small_range(*x)
-            } else {
-                x.exp()
-            };
+            *x = exp(*x);
         }
-        return;
     }
-    exp_in_range_best(xs);
 }
 
 best_simd! {
