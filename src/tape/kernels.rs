@@ -116,21 +116,27 @@ pub fn tanh(x: f64) -> f64 {
     }
 }
 
-/// Whether any element is a NaN, by a branch-free pass that vectorises.
+/// Whether any element is a NaN, by a branch-free pass that vectorises:
+/// only when some element is not finite are they looked at one by one.
 pub fn any_nan(xs: &[f64]) -> bool {
+    !all_finite(xs) && xs.iter().any(|x| x.is_nan())
+}
+
+/// Whether every element is finite (no infinity, no NaN).
+pub fn all_finite(xs: &[f64]) -> bool {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F, checked just above.
-        return unsafe { any_non_finite_avx512(xs) } && xs.iter().any(|x| x.is_nan());
+        return !unsafe { any_non_finite_avx512(xs) };
     }
-    any_nan_simd(xs)
+    all_finite_simd(xs)
 }
 
 best_simd! {
-    fn any_nan_simd(xs: &[f64]) -> bool = any_nan_portable;
+    fn all_finite_simd(xs: &[f64]) -> bool = all_finite_portable;
 }
 
-/// Whether any element is an infinity or a NaN: `any_nan_portable`'s sums
+/// Whether any element is an infinity or a NaN: `all_finite_portable`'s sums
 /// written out for AVX-512, where the compiler's own vectorising of them
 /// spends more on setting up and reducing its lanes than on a small matrix.
 #[cfg(target_arch = "x86_64")]
@@ -162,12 +168,11 @@ fn any_non_finite_avx512(xs: &[f64]) -> bool {
 }
 
 #[inline(always)]
-fn any_nan_portable(xs: &[f64]) -> bool {
+fn all_finite_portable(xs: &[f64]) -> bool {
     // `x * 0` is ±0 for every finite `x` and a NaN for a NaN or an
-    // infinity, so running sums of it stay 0 unless one of those goes by;
-    // only then are the elements looked at one by one. The multiply and the
-    // add run on different units, and thirty-two sums side by side keep the
-    // adds from waiting on each other.
+    // infinity, so running sums of it stay 0 unless one of those goes by.
+    // The multiply and the add run on different units, and thirty-two sums
+    // side by side keep the adds from waiting on each other.
     const LANES: usize = 32;
     let mut lanes = [0.0f64; LANES];
     let mut chunks = xs.chunks_exact(LANES);
@@ -183,7 +188,7 @@ fn any_nan_portable(xs: &[f64]) -> bool {
     for x in chunks.remainder() {
         tail += x * 0.0;
     }
-    (tail != 0.0 || lanes.iter().any(|l| *l != 0.0)) && xs.iter().any(|x| x.is_nan())
+    tail == 0.0 && lanes.iter().all(|l| *l == 0.0)
 }
 
 best_simd! {
@@ -323,14 +328,6 @@ mod tests {
 
     #[test]
     fn any_nan_finds_a_nan_anywhere_and_nothing_else() {
-        // The path this CPU takes, and the ones other CPUs take.
-        let paths: [fn(&[f64]) -> bool; 3] = [any_nan, any_nan_simd, any_nan_portable];
-        for any_nan in paths {
-            any_nan_finds_a_nan_anywhere_in(any_nan);
-        }
-    }
-
-    fn any_nan_finds_a_nan_anywhere_in(any_nan: fn(&[f64]) -> bool) {
         for n in [1, 7, 8, 9, 31, 32, 33, 40, 64, 100, 129] {
             let clean: Vec<f64> = (0..n).map(|i| i as f64 - 3.5).collect();
             assert!(!any_nan(&clean));
@@ -346,6 +343,26 @@ mod tests {
             }
         }
         assert!(!any_nan(&[]));
+    }
+
+    #[test]
+    fn all_finite_finds_an_infinity_or_a_nan_anywhere() {
+        // The path this CPU takes, and the ones other CPUs take.
+        let paths: [fn(&[f64]) -> bool; 3] = [all_finite, all_finite_simd, all_finite_portable];
+        for all_finite in paths {
+            for n in [1, 7, 8, 9, 31, 32, 33, 40, 64, 100, 129] {
+                let clean: Vec<f64> = (0..n).map(|i| (i as f64 - 3.5) * 1e300).collect();
+                assert!(all_finite(&clean));
+                for at in 0..n {
+                    for bad in [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                        let mut v = clean.clone();
+                        v[at] = bad;
+                        assert!(!all_finite(&v), "{bad} at {at} of {n}");
+                    }
+                }
+            }
+            assert!(all_finite(&[]));
+        }
     }
 
     #[test]
