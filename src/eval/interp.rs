@@ -410,7 +410,12 @@ impl Interpreter {
             Ok(t) => t,
             Err(e) => return fail(self.op_error(e, args, span)),
         };
-        if let Some((r, c)) = output.first_nan() {
+        let bound = match self.known_bound(&op, args, &refs) {
+            Some(bound) => bound,
+            None => output.bound(),
+        };
+        if bound.is_nan() {
+            let (r, c) = output.first_nan().unwrap_or((1, 1));
             let at = if output.shape() == (1, 1) {
                 String::new()
             } else {
@@ -433,7 +438,23 @@ impl Interpreter {
             inputs.push(self.node_of(v, *s));
         }
         let node = self.tape.push(op, inputs, output.clone(), span);
+        self.tape.records[node as usize].bound = bound;
         Ok(from_tensor(output, Some(self.tape.node(node))))
+    }
+
+    /// A finite bound on the size of every element of `op`'s output, known
+    /// without reading it: a matrix product's whose inputs are both
+    /// operations on the open tape with finite bounds. `None` otherwise.
+    fn known_bound(&self, op: &Op, args: &[(&Value, Span)], inputs: &[&Tensor]) -> Option<f64> {
+        if *op != Op::MatMul {
+            return None;
+        }
+        let size = |k: usize| {
+            let node = self.tape.find(args[k].0.tag())?;
+            Some(self.tape.records[node as usize].bound)
+        };
+        let inner = inputs[0].shape().1;
+        Some(crate::tape::ops::product_bound(size(0)?, size(1)?, inner)).filter(|b| b.is_finite())
     }
 
     fn op_error(&self, e: OpError, args: &[(&Value, Span)], span: Span) -> Diagnostic {

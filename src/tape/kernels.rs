@@ -116,79 +116,114 @@ pub fn tanh(x: f64) -> f64 {
     }
 }
 
-/// Whether any element is a NaN, by a branch-free pass that vectorises:
-/// only when some element is not finite are they looked at one by one.
+/// Whether any element is a NaN.
 pub fn any_nan(xs: &[f64]) -> bool {
-    !all_finite(xs) && xs.iter().any(|x| x.is_nan())
+    bound(xs).is_nan()
 }
 
 /// Whether every element is finite (no infinity, no NaN).
 pub fn all_finite(xs: &[f64]) -> bool {
+    bound(xs).is_finite()
+}
+
+/// The largest magnitude among the elements: NaN if any is a NaN, else
+/// infinity if any is infinite, else the largest `|x|` (0 for none). One
+/// branch-free pass that vectorises; only when some element is not finite
+/// are they looked at one by one.
+pub fn bound(xs: &[f64]) -> f64 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F, checked just above.
-        return !unsafe { any_non_finite_avx512(xs) };
+        return unsafe { bound_avx512(xs) }.unwrap_or_else(|| not_finite(xs));
     }
-    all_finite_simd(xs)
+    bound_simd(xs).unwrap_or_else(|| not_finite(xs))
+}
+
+/// What `bound` gives when some element is not finite.
+fn not_finite(xs: &[f64]) -> f64 {
+    if xs.iter().any(|x| x.is_nan()) {
+        f64::NAN
+    } else {
+        f64::INFINITY
+    }
 }
 
 best_simd! {
-    fn all_finite_simd(xs: &[f64]) -> bool = all_finite_portable;
+    fn bound_simd(xs: &[f64]) -> Option<f64> = bound_portable;
 }
 
-/// Whether any element is an infinity or a NaN: `all_finite_portable`'s sums
-/// written out for AVX-512, where the compiler's own vectorising of them
-/// spends more on setting up and reducing its lanes than on a small matrix.
+/// `bound_portable` written out for AVX-512, where the compiler's own
+/// vectorising of it spends more on setting up and reducing its lanes than
+/// on a small matrix.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-fn any_non_finite_avx512(xs: &[f64]) -> bool {
+fn bound_avx512(xs: &[f64]) -> Option<f64> {
     use std::arch::x86_64::*;
     let zero = _mm512_setzero_pd();
     let mut sums = [zero; 4];
+    let mut bigs = [zero; 4];
+    let mut step = |j: usize, x: __m512d| {
+        sums[j] = _mm512_add_pd(sums[j], _mm512_mul_pd(x, zero));
+        // max_pd keeps its second operand when the first is a NaN; a NaN
+        // shows in the sums anyway.
+        bigs[j] = _mm512_max_pd(_mm512_abs_pd(x), bigs[j]);
+    };
     let mut chunks = xs.chunks_exact(32);
     for chunk in &mut chunks {
-        for (j, sum) in sums.iter_mut().enumerate() {
+        for j in 0..4 {
             // SAFETY: the chunk holds 32 elements; this reads 8 from 8j on.
-            let x = unsafe { _mm512_loadu_pd(chunk.as_ptr().add(8 * j)) };
-            *sum = _mm512_add_pd(*sum, _mm512_mul_pd(x, zero));
+            step(j, unsafe { _mm512_loadu_pd(chunk.as_ptr().add(8 * j)) });
         }
     }
-    for (piece, sum) in chunks.remainder().chunks(8).zip(&mut sums) {
+    for (j, piece) in chunks.remainder().chunks(8).enumerate() {
         let mask = ((1u32 << piece.len()) - 1) as u8;
         // SAFETY: the mask covers only the piece's own elements, and masked
-        // -off lanes are not read.
-        let x = unsafe { _mm512_maskz_loadu_pd(mask, piece.as_ptr()) };
-        *sum = _mm512_add_pd(*sum, _mm512_mul_pd(x, zero));
+        // -off lanes are not read (they are 0).
+        step(j, unsafe { _mm512_maskz_loadu_pd(mask, piece.as_ptr()) });
     }
     let total = _mm512_add_pd(
         _mm512_add_pd(sums[0], sums[1]),
         _mm512_add_pd(sums[2], sums[3]),
     );
-    _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(total, zero) != 0
+    if _mm512_cmp_pd_mask::<_CMP_NEQ_UQ>(total, zero) != 0 {
+        return None;
+    }
+    let big = _mm512_max_pd(
+        _mm512_max_pd(bigs[0], bigs[1]),
+        _mm512_max_pd(bigs[2], bigs[3]),
+    );
+    Some(_mm512_reduce_max_pd(big))
 }
 
+/// The largest `|x|`, or `None` if some element is not finite.
 #[inline(always)]
-fn all_finite_portable(xs: &[f64]) -> bool {
+fn bound_portable(xs: &[f64]) -> Option<f64> {
     // `x * 0` is ±0 for every finite `x` and a NaN for a NaN or an
     // infinity, so running sums of it stay 0 unless one of those goes by.
-    // The multiply and the add run on different units, and thirty-two sums
+    // The multiply and the add run on different units, and sixteen sums
     // side by side keep the adds from waiting on each other.
-    const LANES: usize = 32;
-    let mut lanes = [0.0f64; LANES];
+    const LANES: usize = 16;
+    let mut sums = [0.0f64; LANES];
+    let mut bigs = [0.0f64; LANES];
     let mut chunks = xs.chunks_exact(LANES);
     for chunk in &mut chunks {
-        for (lane, x) in lanes.iter_mut().zip(chunk) {
-            *lane += x * 0.0;
+        for ((sum, big), x) in sums.iter_mut().zip(&mut bigs).zip(chunk) {
+            *sum += x * 0.0;
+            // A compare and select, not `f64::max`: a NaN shows in the sums.
+            let a = x.abs();
+            *big = if a > *big { a } else { *big };
         }
     }
-    // The tail has a sum of its own: adding it into the lanes would index
+    // The tail has sums of its own: adding it into the lanes would index
     // them by a length known only at run time, and the compiler would then
-    // keep all thirty-two in memory instead of in registers.
-    let mut tail = 0.0;
+    // keep the lanes in memory instead of in registers.
+    let (mut tail_sum, mut tail_big) = (0.0, 0.0f64);
     for x in chunks.remainder() {
-        tail += x * 0.0;
+        tail_sum += x * 0.0;
+        tail_big = tail_big.max(x.abs());
     }
-    tail == 0.0 && lanes.iter().all(|l| *l == 0.0)
+    let finite = tail_sum == 0.0 && sums.iter().all(|s| *s == 0.0);
+    finite.then(|| bigs.iter().fold(tail_big, |m, b| m.max(*b)))
 }
 
 best_simd! {
@@ -346,22 +381,35 @@ mod tests {
     }
 
     #[test]
-    fn all_finite_finds_an_infinity_or_a_nan_anywhere() {
+    fn bound_is_the_largest_magnitude_or_says_what_is_not_finite() {
         // The path this CPU takes, and the ones other CPUs take.
-        let paths: [fn(&[f64]) -> bool; 3] = [all_finite, all_finite_simd, all_finite_portable];
-        for all_finite in paths {
+        let paths: [fn(&[f64]) -> f64; 3] = [
+            bound,
+            |xs| bound_simd(xs).unwrap_or_else(|| not_finite(xs)),
+            |xs| bound_portable(xs).unwrap_or_else(|| not_finite(xs)),
+        ];
+        for bound in paths {
             for n in [1, 7, 8, 9, 31, 32, 33, 40, 64, 100, 129] {
                 let clean: Vec<f64> = (0..n).map(|i| (i as f64 - 3.5) * 1e300).collect();
-                assert!(all_finite(&clean));
+                let largest = clean.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+                assert_eq!(bound(&clean), largest);
                 for at in 0..n {
-                    for bad in [f64::NAN, -f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
-                        let mut v = clean.clone();
-                        v[at] = bad;
-                        assert!(!all_finite(&v), "{bad} at {at} of {n}");
+                    let mut v = clean.clone();
+                    v[at] = -2e307 * 8.0;
+                    assert_eq!(bound(&v), 1.6e308, "largest at {at} of {n}");
+                    for inf in [f64::INFINITY, f64::NEG_INFINITY] {
+                        v[at] = inf;
+                        assert_eq!(bound(&v), f64::INFINITY, "{inf} at {at} of {n}");
+                    }
+                    v[0] = f64::INFINITY;
+                    for nan in [f64::NAN, -f64::NAN] {
+                        v[at] = nan;
+                        assert!(bound(&v).is_nan(), "{nan} at {at} of {n}");
                     }
                 }
             }
-            assert!(all_finite(&[]));
+            assert_eq!(bound(&[]), 0.0);
+            assert_eq!(bound(&[-0.0, 0.0]), 0.0);
         }
     }
 

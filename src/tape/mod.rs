@@ -30,6 +30,9 @@ pub struct Record {
     pub op: Op,
     pub inputs: Inputs,
     pub value: Tensor,
+    /// No element of `value` is larger in size than this (infinity: not
+    /// known). A finite bound also says there is no NaN.
+    pub bound: f64,
     /// The variable that holds this value, for pictures and listings.
     pub name: Option<String>,
     /// The expression that made the value (for a leaf, where it was first read).
@@ -91,6 +94,7 @@ impl Tape {
             op,
             inputs,
             value,
+            bound: f64::INFINITY,
             name: None,
             span,
         });
@@ -105,12 +109,19 @@ impl Tape {
     /// The reverse walk: blame 1 on the result, then every record from the
     /// newest to the oldest hands its blame to its inputs by its per-link
     /// rule, adding up where a value is used more than once.
+    ///
+    /// Every share is checked for NaN, except where bounds on the sizes of
+    /// its factors prove it has none: a matrix product's, when its other
+    /// input's value and the blame both have finite bounds.
     pub fn walk(&mut self, result: u32) -> Result<(), WalkError> {
         let n = result as usize + 1;
         self.open = false;
         self.result = Some(result);
         self.blame = vec![None; self.records.len()];
         self.blame[result as usize] = Some(self.records[result as usize].value.ones_like());
+        // No element of a blame is larger in size than this.
+        let mut bounds = vec![f64::INFINITY; self.records.len()];
+        bounds[result as usize] = 1.0;
         for i in (0..n).rev() {
             let Some(blame) = self.blame[i].take() else {
                 continue;
@@ -121,22 +132,48 @@ impl Tape {
                 for &k in &record.inputs {
                     inputs.push(&self.records[k as usize].value);
                 }
+                let known = match record.op {
+                    // blame · bᵀ and aᵀ · blame, for blame m×n.
+                    Op::MatMul => {
+                        let (m, n) = blame.shape();
+                        let size = |k: usize| self.records[record.inputs[k] as usize].bound;
+                        [
+                            ops::product_bound(bounds[i], size(1), n),
+                            ops::product_bound(size(0), bounds[i], m),
+                        ]
+                    }
+                    _ => [f64::INFINITY; 2],
+                };
                 let shares = record.op.per_link_rule(&inputs, &record.value, &blame);
                 drop(inputs);
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
-                    if let Some(position) = share.first_nan() {
+                    let size = match known.get(k) {
+                        Some(&size) if size.is_finite() => size,
+                        _ => share.bound(),
+                    };
+                    if size.is_nan() {
                         self.blame[i] = Some(blame);
                         return Err(WalkError {
                             record: i,
                             input: k,
-                            position,
+                            position: share.first_nan().unwrap_or((1, 1)),
                         });
                     }
                     let target = record.inputs[k] as usize;
                     match &mut self.blame[target] {
-                        Some(existing) => existing.accumulate(share),
-                        slot @ None => *slot = Some(share),
+                        Some(existing) => {
+                            existing.accumulate(share);
+                            bounds[target] = match existing {
+                                // A matrix share may have been summed into it.
+                                Tensor::Scalar(x) => x.abs(),
+                                Tensor::Matrix(_) => ops::sum_bound(bounds[target], size),
+                            };
+                        }
+                        slot @ None => {
+                            *slot = Some(share);
+                            bounds[target] = size;
+                        }
                     }
                 }
                 if self.only_blame_read && record.name.is_none() && i != result as usize {

@@ -80,6 +80,24 @@ impl Tensor {
         }
     }
 
+    /// The largest magnitude of an element: NaN if any is a NaN, infinity if
+    /// any is infinite (see [`super::kernels::bound`]).
+    pub fn bound(&self) -> f64 {
+        match self {
+            Tensor::Scalar(x) => x.abs(),
+            Tensor::Matrix(m) => match m.as_slice_memory_order() {
+                Some(values) => super::kernels::bound(values),
+                None => m.iter().fold(0.0, |b: f64, x| {
+                    if b.is_nan() || x.is_nan() {
+                        f64::NAN
+                    } else {
+                        b.max(x.abs())
+                    }
+                }),
+            },
+        }
+    }
+
     /// Adds `other` (same shape) into `self`: how blame adds up where a value is used twice.
     pub fn accumulate(&mut self, other: Tensor) {
         match (self, other) {
@@ -270,6 +288,21 @@ pub enum Op {
     Element(usize, usize),
     /// A matrix literal of this shape, from its elements row by row.
     Literal(usize, usize),
+}
+
+/// A bound on the size of every element of a matrix product whose left
+/// and right inputs have no element larger than `a` and `b`, with `inner`
+/// terms in each sum. Finite only when no sum can overflow, so that the
+/// product holds no infinity and no NaN; twice the exact bound, which
+/// covers the rounding of the sums (at most `inner`·ε relative).
+pub fn product_bound(a: f64, b: f64, inner: usize) -> f64 {
+    a * b * inner as f64 * 2.0
+}
+
+/// A bound on the size of every element of `x + y`, for `x` and `y` no
+/// larger than `a` and `b` (twice the exact bound, for the rounding).
+pub fn sum_bound(a: f64, b: f64) -> f64 {
+    (a + b) * 2.0
 }
 
 /// `LayerNorm`'s epsilon, inside the square root.
