@@ -7,6 +7,8 @@
 //! multiply-add is used, so every path gives the same bits. It agrees with
 //! the C library's `tanh` to within 2 units in the last place.
 
+use std::mem::MaybeUninit;
+
 /// Defines `$name`, which runs the inlined portable body `$body` compiled
 /// for AVX-512 or AVX2 when the CPU has them (checked on each call, which
 /// costs a load), and as it is otherwise. No fused multiply-add is enabled,
@@ -239,9 +241,9 @@ fn step_down_portable(xs: &mut [f64], gs: &[f64], rate: f64) {
 }
 
 #[inline(always)]
-fn tanh_portable(xs: &[f64], out: &mut [f64]) {
+fn tanh_portable(xs: &[f64], out: &mut [MaybeUninit<f64>]) {
     for (o, x) in out.iter_mut().zip(xs) {
-        *o = tanh(*x);
+        o.write(tanh(*x));
     }
 }
 
@@ -249,11 +251,11 @@ fn tanh_portable(xs: &[f64], out: &mut [f64]) {
 const EXP_LOW: f64 = -708.0;
 const EXP_HIGH: f64 = 709.0;
 
-/// e^x of every element of `xs`, into `out` (the same length), as
-/// [`exp_in_place`].
-pub fn exp_slice(xs: &[f64], out: &mut [f64]) {
-    out.copy_from_slice(xs);
-    exp_in_place(out);
+/// e^x of every element of `xs`, as [`exp_in_place`].
+pub fn exp_slice(xs: &[f64]) -> Vec<f64> {
+    let mut out = xs.to_vec();
+    exp_in_place(&mut out);
+    out
 }
 
 /// e^x for one number. Within two units in the last place of the C
@@ -296,7 +298,17 @@ fn exp_in_range(xs: &mut [f64]) {
 
 best_simd! {
     /// tanh of every element of `xs`, into `out` (the same length).
-    pub fn tanh_slice(xs: &[f64], out: &mut [f64]) = tanh_portable;
+    fn tanh_into(xs: &[f64], out: &mut [MaybeUninit<f64>]) = tanh_portable;
+}
+
+/// tanh of every element of `xs`, in a new vector that is written once
+/// (not zeroed first).
+pub fn tanh_slice(xs: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(xs.len());
+    tanh_into(xs, &mut out.spare_capacity_mut()[..xs.len()]);
+    // SAFETY: `tanh_into` wrote all `xs.len()` elements.
+    unsafe { out.set_len(xs.len()) };
+    out
 }
 
 #[cfg(test)]
@@ -330,8 +342,7 @@ mod tests {
                 f64::NAN,
             ])
             .collect();
-        let mut fast = vec![0.0; xs.len()];
-        exp_slice(&xs, &mut fast);
+        let fast = exp_slice(&xs);
         for (x, y) in xs.iter().zip(&fast) {
             if x.is_nan() {
                 assert!(y.is_nan());
@@ -417,8 +428,7 @@ mod tests {
     fn tanh_agrees_with_the_c_library_to_two_ulps() {
         let n = 400_000;
         let xs: Vec<f64> = (0..n).map(|i| -25.0 + 50.0 * i as f64 / n as f64).collect();
-        let mut fast = vec![0.0; n];
-        tanh_slice(&xs, &mut fast);
+        let fast = tanh_slice(&xs);
         for (x, y) in xs.iter().zip(&fast) {
             assert!(
                 ulps(x.tanh(), *y) <= 2,

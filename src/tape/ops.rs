@@ -368,16 +368,12 @@ impl Op {
             Op::RowSoftmax => row_softmax(inputs[0]),
             Op::Unary(u @ (Unary::Tanh | Unary::Exp)) => Ok(match inputs[0] {
                 Tensor::Matrix(m) if m.is_standard_layout() => {
-                    let mut out = Array2::zeros(m.dim());
-                    let (from, to) = (
-                        m.as_slice().expect("standard layout"),
-                        out.as_slice_mut().expect("fresh"),
-                    );
-                    match u {
-                        Unary::Tanh => super::kernels::tanh_slice(from, to),
-                        _ => super::kernels::exp_slice(from, to),
-                    }
-                    Tensor::matrix(out)
+                    let from = m.as_slice().expect("standard layout");
+                    let values = match u {
+                        Unary::Tanh => super::kernels::tanh_slice(from),
+                        _ => super::kernels::exp_slice(from),
+                    };
+                    Tensor::matrix(Array2::from_shape_vec(m.dim(), values).expect("same size"))
                 }
                 other => map(other, |x| u.apply(x)),
             }),
@@ -385,11 +381,17 @@ impl Op {
             Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()).0)),
             Op::Embed(ids) => {
                 let table = inputs[0].view();
-                let mut out = Array2::zeros((ids.len(), table.ncols()));
-                for (t, &id) in ids.iter().enumerate() {
-                    out.row_mut(t).assign(&table.row(id));
+                let mut out = Vec::with_capacity(ids.len() * table.ncols());
+                for &id in ids.iter() {
+                    let row = table.row(id);
+                    match row.as_slice() {
+                        Some(values) => out.extend_from_slice(values),
+                        None => out.extend(row.iter()),
+                    }
                 }
-                Ok(Tensor::matrix(out))
+                Ok(Tensor::matrix(
+                    Array2::from_shape_vec((ids.len(), table.ncols()), out).expect("rows × width"),
+                ))
             }
             Op::CrossEntropy(targets) => {
                 let logits = inputs[0].view();
