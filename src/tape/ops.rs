@@ -103,8 +103,26 @@ impl Tensor {
         match (self, other) {
             (Tensor::Scalar(a), Tensor::Scalar(b)) => *a += b,
             (Tensor::Matrix(a), b) => {
-                let a = Rc::make_mut(a);
-                *a += &b.view();
+                if let Some(a) = Rc::get_mut(a) {
+                    *a += &b.view();
+                    return;
+                }
+                // The blame held here is shared (an addition hands the same
+                // blame to both its inputs): rather than copy it and then
+                // add, add it into the share when that is not shared, or
+                // else make the sum in one pass. y + x is x + y, bit for bit.
+                if let Tensor::Matrix(mut share) = b {
+                    if share.dim() == a.dim()
+                        && let Some(sum) = Rc::get_mut(&mut share)
+                    {
+                        *sum += &**a;
+                        *a = share;
+                    } else {
+                        *a = Rc::new(&**a + &*share);
+                    }
+                    return;
+                }
+                *a = Rc::new(&**a + &b.view());
             }
             (Tensor::Scalar(a), Tensor::Matrix(b)) => *a += b.sum(),
         }
@@ -858,4 +876,44 @@ fn stack(axis: Axis, a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
     }
     let joined = ndarray::concatenate(axis, &[a.view(), b.view()]).expect("checked");
     Ok(Tensor::matrix(joined))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    /// Blame adds up the same whether the blame held is shared or not, and
+    /// whether the share is; no other holder of either sees a change.
+    #[test]
+    fn accumulate_adds_without_touching_other_holders() {
+        let held = array![[1.0, 2.0], [3.0, 4.0]];
+        let share = array![[0.5, -1.0], [1e-17, 8.0]];
+        let sum = array![[1.5, 1.0], [3.0, 12.0]];
+        for held_shared in [false, true] {
+            for share_shared in [false, true] {
+                let mut blame = Tensor::matrix(held.clone());
+                let other_holder = held_shared.then(|| blame.clone());
+                let given = Tensor::matrix(share.clone());
+                let share_holder = share_shared.then(|| given.clone());
+                blame.accumulate(given);
+                assert_eq!(
+                    blame.view(),
+                    sum,
+                    "held shared {held_shared}, share shared {share_shared}"
+                );
+                if let Some(h) = other_holder {
+                    assert_eq!(h.view(), held);
+                }
+                if let Some(h) = share_holder {
+                    assert_eq!(h.view(), share);
+                }
+            }
+        }
+        // A number's share spreads over the matrix.
+        let mut blame = Tensor::matrix(held.clone());
+        let _holder = blame.clone();
+        blame.accumulate(Tensor::Scalar(1.0));
+        assert_eq!(blame.view(), held.mapv(|x| x + 1.0));
+    }
 }
