@@ -271,13 +271,17 @@ pub fn exp(x: f64) -> f64 {
 }
 
 /// e^x of every element in place, as [`exp`]: by the vectorised fast form
-/// when every element lies in its range, else element by element.
+/// when every element lies in its range or is -inf (a causal mask's
+/// entries, whose e^x is exactly 0), else element by element.
 pub fn exp_in_place(xs: &mut [f64]) {
-    let inside = xs
-        .iter()
-        .fold(true, |all, x| all & (EXP_LOW..=EXP_HIGH).contains(x));
+    let (inside, inside_or_masked) = xs.iter().fold((true, true), |(all, most), x| {
+        let fits = (EXP_LOW..=EXP_HIGH).contains(x);
+        (all & fits, most & (fits | (*x == f64::NEG_INFINITY)))
+    });
     if inside {
         exp_in_range_best(xs);
+    } else if inside_or_masked {
+        exp_in_range_or_masked_best(xs);
     } else {
         for x in xs.iter_mut() {
             *x = exp(*x);
@@ -289,10 +293,26 @@ best_simd! {
     fn exp_in_range_best(xs: &mut [f64]) = exp_in_range;
 }
 
+best_simd! {
+    fn exp_in_range_or_masked_best(xs: &mut [f64]) = exp_in_range_or_masked;
+}
+
 #[inline(always)]
 fn exp_in_range(xs: &mut [f64]) {
     for x in xs.iter_mut() {
         *x = exp_small_range(*x);
+    }
+}
+
+/// `exp_in_range` for elements in the range or -inf: the fast form runs on
+/// every element (-inf raised into the range first) and -inf's result is
+/// then replaced by 0, branch-free.
+#[inline(always)]
+fn exp_in_range_or_masked(xs: &mut [f64]) {
+    for x in xs.iter_mut() {
+        let masked = *x == f64::NEG_INFINITY;
+        let y = exp_small_range(if masked { 0.0 } else { *x });
+        *x = if masked { 0.0 } else { y };
     }
 }
 
@@ -421,6 +441,30 @@ mod tests {
             }
             assert_eq!(bound(&[]), 0.0);
             assert_eq!(bound(&[-0.0, 0.0]), 0.0);
+        }
+    }
+
+    /// A causal softmax row: numbers in range, then -inf. The fast form for
+    /// such rows gives each element the same bits as the scalar `exp`.
+    #[test]
+    fn exp_of_a_masked_row_is_the_scalar_exp_of_each_element() {
+        for n in [1, 7, 8, 9, 31, 32, 33, 100, 129] {
+            for finite in 0..=n {
+                let row: Vec<f64> = (0..n)
+                    .map(|i| {
+                        if i < finite {
+                            -700.0 + 1400.0 * i as f64 / n as f64
+                        } else {
+                            f64::NEG_INFINITY
+                        }
+                    })
+                    .collect();
+                let mut fast = row.clone();
+                exp_in_place(&mut fast);
+                for (x, y) in row.iter().zip(&fast) {
+                    assert_eq!(y.to_bits(), exp(*x).to_bits(), "exp({x}) in a row of {n}");
+                }
+            }
         }
     }
 
