@@ -442,9 +442,9 @@ impl Interpreter {
         Ok(from_tensor(output, Some(self.tape.node(node))))
     }
 
-    /// A finite bound on the size of every element of `op`'s output, known
-    /// without reading it: a matrix product's whose inputs are both
-    /// operations on the open tape with finite bounds. `None` otherwise.
+    /// A finite bound on the size of every element of `op`'s output, found
+    /// without reading the output: for a matrix product whose two inputs are
+    /// on the open tape with finite bounds. `None` otherwise.
     fn known_bound(&self, op: &Op, args: &[(&Value, Span)], inputs: &[&Tensor]) -> Option<f64> {
         if *op != Op::MatMul {
             return None;
