@@ -444,7 +444,8 @@ impl Interpreter {
 
     /// A finite bound on the size of every element of `op`'s output, found
     /// without reading the output: for a matrix product whose two inputs are
-    /// on the open tape with finite bounds. `None` otherwise.
+    /// records of the current tape with finite bounds (a record's value never
+    /// changes while a variable holds it with its tag). `None` otherwise.
     fn known_bound(&self, op: &Op, args: &[(&Value, Span)], inputs: &[&Tensor]) -> Option<f64> {
         if *op != Op::MatMul {
             return None;
