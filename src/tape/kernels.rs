@@ -133,6 +133,17 @@ pub fn all_finite(xs: &[f64]) -> bool {
 /// branch-free pass that vectorises; only when some element is not finite
 /// are they looked at one by one.
 pub fn bound(xs: &[f64]) -> f64 {
+    if xs.len() <= 8 {
+        // A tiny matrix: setting up and reducing vector lanes would cost
+        // more than looking at each element.
+        return match xs
+            .iter()
+            .try_fold(0.0f64, |big, x| x.is_finite().then(|| big.max(x.abs())))
+        {
+            Some(big) => big,
+            None => not_finite(xs),
+        };
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx512f") {
         // SAFETY: the CPU has AVX-512F, checked just above.
