@@ -373,15 +373,24 @@ impl Interpreter {
         if let Err(e) = self.tape.walk(node) {
             let record = &self.tape.records[e.record];
             let (r, c) = e.position;
+            let (op, input) = (record.op.name(), e.input + 1);
+            if e.summed {
+                return fail(Diagnostic::new(
+                    record.span,
+                    format!(
+                        "the reverse walk made a NaN: the per-link rule of {op} gave input {input} a blame that, added to the blame it already had, is NaN at row {r}, column {c}"
+                    ),
+                )
+                .with_label(record.span, format!("this {op}'s blame for input {input} adds up to NaN"))
+                .with_hint("blames of +inf and -inf for one value add up to NaN"));
+            }
             return fail(Diagnostic::new(
                 record.span,
                 format!(
-                    "the reverse walk made a NaN: the per-link rule of {} gave input {} a NaN blame at row {r}, column {c}",
-                    record.op.name(),
-                    e.input + 1
+                    "the reverse walk made a NaN: the per-link rule of {op} gave input {input} a NaN blame at row {r}, column {c}"
                 ),
             )
-            .with_label(record.span, format!("this {} passes on a NaN blame", record.op.name()))
+            .with_label(record.span, format!("this {op} passes on a NaN blame"))
             .with_hint("a blame becomes NaN where a rule divides by zero, e.g. Sqrt or Log at 0"));
         }
         Ok((candidate.name, candidate.value))

@@ -39,12 +39,16 @@ pub struct Record {
     pub span: Span,
 }
 
-/// Why the reverse walk could not finish: an operation's rule made a NaN.
+/// Why the reverse walk could not finish: an operation's rule made a NaN,
+/// or adding what it gave an input to that input's blame did.
 #[derive(Debug, Clone)]
 pub struct WalkError {
     pub record: usize,
     pub input: usize,
     pub position: (usize, usize),
+    /// The share had no NaN, but adding it to the blame the input already
+    /// had made one (+inf and -inf).
+    pub summed: bool,
 }
 
 #[derive(Debug, Default, Clone)]
@@ -158,17 +162,37 @@ impl Tape {
                             record: i,
                             input: k,
                             position: share.first_nan().unwrap_or((1, 1)),
+                            summed: false,
                         });
                     }
                     let target = record.inputs[k] as usize;
                     match &mut self.blame[target] {
                         Some(existing) => {
                             existing.accumulate(share);
-                            bounds[target] = match existing {
+                            // Two shares without a NaN can add up to one
+                            // (inf + -inf): the sum is checked too, unless
+                            // the bounds of both prove it finite.
+                            let sum = match existing {
                                 // A matrix share may have been summed into it.
                                 Tensor::Scalar(x) => x.abs(),
                                 Tensor::Matrix(_) => ops::sum_bound(bounds[target], size),
                             };
+                            let sum = if sum.is_finite() {
+                                sum
+                            } else {
+                                existing.bound()
+                            };
+                            if sum.is_nan() {
+                                let position = existing.first_nan().unwrap_or((1, 1));
+                                self.blame[i] = Some(blame);
+                                return Err(WalkError {
+                                    record: i,
+                                    input: k,
+                                    position,
+                                    summed: true,
+                                });
+                            }
+                            bounds[target] = sum;
                         }
                         slot @ None => {
                             *slot = Some(share);
