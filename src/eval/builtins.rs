@@ -86,7 +86,8 @@ impl Interpreter {
     /// ([`crate::tape::Tape::only_blame_read`]: the update changes the leaf's
     /// value too) and only the variable and its leaf
     /// record hold the matrix (besides `v`, the copy read for the call).
-    /// Gives `v` back when it is not done.
+    /// Gives `v` back when it is not done, and where the new value holds a
+    /// NaN when it does.
     fn nudge_shared(
         &mut self,
         name: &crate::syntax::tree::Name,
@@ -94,7 +95,7 @@ impl Interpreter {
         node: u32,
         blame: &Tensor,
         rate: f64,
-    ) -> Result<(), Value> {
+    ) -> Result<Option<(usize, usize)>, Value> {
         let Value::Matrix(mut m, tag) = v else {
             return Err(v);
         };
@@ -117,9 +118,24 @@ impl Interpreter {
                 .and(&g)
                 .for_each(|x, g| *x -= rate * g),
         }
-        self.tape.records[record].value = Tensor::Matrix(m.clone());
+        let value = Tensor::Matrix(m.clone());
+        // x - rate·g is NaN only where both x and rate·g are infinite: not
+        // where the blame's bound keeps rate·g finite (x holds no NaN).
+        let nan = if (rate * self.tape.blame_bound(node)).is_finite() {
+            None
+        } else {
+            value.first_nan()
+        };
+        self.tape.records[record].value = value;
         self.overwrite(name, Value::Matrix(m, None));
-        Ok(())
+        Ok(nan)
+    }
+
+    /// `Nudge` made a NaN: the value and its blame were both infinite there.
+    fn nudge_nan(&self, span: Span, (r, c): (usize, usize)) -> Diagnostic {
+        Diagnostic::new(span, format!("Nudge made a NaN (not a number) at row {r}, column {c}"))
+            .with_label(span, "this Nudge gives NaN")
+            .with_hint("the value there is infinite, and so is the rate times its blame, with the same sign: inf - inf is NaN")
     }
 
     pub(crate) fn call_builtin(
@@ -155,7 +171,8 @@ impl Interpreter {
                 };
                 let blame = self.tape.blame_of(node);
                 let v = match self.nudge_shared(&name, v, node, &blame, rate) {
-                    Ok(()) => return Ok(None),
+                    Ok(None) => return Ok(None),
+                    Ok(Some(position)) => return fail(self.nudge_nan(span, position)),
                     Err(v) => v,
                 };
                 let new = match (&v, blame) {
@@ -171,6 +188,14 @@ impl Interpreter {
                     }
                     (other, _) => other.clone(),
                 };
+                let nan = match &new {
+                    Value::Real(x, _) => x.is_nan().then_some((1, 1)),
+                    Value::Matrix(m, _) => Tensor::Matrix(m.clone()).first_nan(),
+                    _ => None,
+                };
+                if let Some(position) = nan {
+                    return fail(self.nudge_nan(span, position));
+                }
                 self.overwrite(&name, new);
                 return Ok(None);
             }

@@ -61,6 +61,9 @@ pub struct Tape {
     pub result: Option<u32>,
     /// Blame for each record, filled by the walk (`None`: no blame reached it).
     pub blame: Vec<Option<Tensor>>,
+    /// For each record, no element of its blame is larger in size than this
+    /// (filled by the walk; infinity: not known).
+    pub blame_bounds: Vec<f64>,
     /// Whether nothing but `Blame` and `Nudge` reads the tape after its walk:
     /// a run of a program that never names `CheckBlame` (not a picture, not
     /// the prompt). Then the walk lets go of an unnamed operation's value and
@@ -76,6 +79,7 @@ impl Tape {
         self.id = self.id.wrapping_add(1);
         self.records.clear();
         self.blame.clear();
+        self.blame_bounds.clear();
         self.result = None;
         self.open = true;
     }
@@ -123,8 +127,9 @@ impl Tape {
         self.result = Some(result);
         self.blame = vec![None; self.records.len()];
         self.blame[result as usize] = Some(self.records[result as usize].value.ones_like());
-        // No element of a blame is larger in size than this.
-        let mut bounds = vec![f64::INFINITY; self.records.len()];
+        let mut bounds = std::mem::take(&mut self.blame_bounds);
+        bounds.clear();
+        bounds.resize(self.records.len(), f64::INFINITY);
         bounds[result as usize] = 1.0;
         for i in (0..n).rev() {
             let Some(blame) = self.blame[i].take() else {
@@ -208,6 +213,7 @@ impl Tape {
             }
             self.blame[i] = Some(blame);
         }
+        self.blame_bounds = bounds;
         Ok(())
     }
 
@@ -248,6 +254,15 @@ impl Tape {
             .as_ref()
             .unwrap_or(&self.records[result as usize].value);
         Some(out.view()[(0, 0)])
+    }
+
+    /// No element of a record's blame is larger in size than this, after a
+    /// walk that finished (infinity: not known).
+    pub fn blame_bound(&self, node: u32) -> f64 {
+        self.blame_bounds
+            .get(node as usize)
+            .copied()
+            .unwrap_or(f64::INFINITY)
     }
 
     /// The blame of a record after the walk: zeros where none reached it.
