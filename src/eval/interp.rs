@@ -374,24 +374,29 @@ impl Interpreter {
             let record = &self.tape.records[e.record];
             let (r, c) = e.position;
             let (op, input) = (record.op.name(), e.input + 1);
-            if e.summed {
-                return fail(Diagnostic::new(
+            let (what, label, hint) = if e.summed {
+                (
+                    "a blame that, added to the blame it already had, is NaN",
+                    format!("this {op}'s blame for input {input} adds up to NaN"),
+                    "blames of +inf and -inf for one value add up to NaN",
+                )
+            } else {
+                (
+                    "a NaN blame",
+                    format!("this {op} passes on a NaN blame"),
+                    "a blame becomes NaN where a rule divides by zero, e.g. Sqrt or Log at 0",
+                )
+            };
+            return fail(
+                Diagnostic::new(
                     record.span,
                     format!(
-                        "the reverse walk made a NaN: the per-link rule of {op} gave input {input} a blame that, added to the blame it already had, is NaN at row {r}, column {c}"
+                        "the reverse walk made a NaN: the per-link rule of {op} gave input {input} {what} at row {r}, column {c}"
                     ),
                 )
-                .with_label(record.span, format!("this {op}'s blame for input {input} adds up to NaN"))
-                .with_hint("blames of +inf and -inf for one value add up to NaN"));
-            }
-            return fail(Diagnostic::new(
-                record.span,
-                format!(
-                    "the reverse walk made a NaN: the per-link rule of {op} gave input {input} a NaN blame at row {r}, column {c}"
-                ),
-            )
-            .with_label(record.span, format!("this {op} passes on a NaN blame"))
-            .with_hint("a blame becomes NaN where a rule divides by zero, e.g. Sqrt or Log at 0"));
+                .with_label(record.span, label)
+                .with_hint(hint),
+            );
         }
         Ok((candidate.name, candidate.value))
     }
