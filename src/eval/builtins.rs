@@ -891,7 +891,23 @@ impl Interpreter {
                         .with_label(arg.value.span, "nudging this"));
                 };
                 let numeric = (up - down) / (2.0 * step);
-                worst = worst.max((numeric - blame.view()[(i, j)]).abs());
+                let gap = (numeric - blame.view()[(i, j)]).abs();
+                if gap.is_nan() {
+                    let at = if (rows, cols) == (1, 1) {
+                        String::new()
+                    } else {
+                        format!(" at row {}, column {}", i + 1, j + 1)
+                    };
+                    return fail(
+                        Diagnostic::new(
+                            arg.value.span,
+                            format!("CheckBlame made a NaN (not a number){at}"),
+                        )
+                        .with_label(arg.value.span, "this value's check gives NaN")
+                        .with_hint("near this value the tape's result, or its blame, is infinite, and inf - inf is NaN"),
+                    );
+                }
+                worst = worst.max(gap);
             }
         }
         Ok(Value::Real(worst, None))
