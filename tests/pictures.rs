@@ -116,6 +116,38 @@ fn plot_writes_an_svg_whose_line_holds_the_data_points() {
     assert!(line[0].1 < line[2].1 && line[2].1 < line[1].1 && line[1].1 < line[3].1);
 }
 
+/// Values so large that their padded range has no finite size (it hung in
+/// the chart's axis), a flat line near the largest float, and a span of a
+/// few subnormals: each chart is drawn, and is well-formed SVG.
+#[test]
+fn plot_draws_extreme_values() {
+    let dir = scratch();
+    let cases = [
+        ("[[1e308, -1e308, 0]]", "value ÷ 4"),
+        ("[[-1.79e308, 0]]", "value ÷ 4"),
+        ("[[1e308, 1e308]]", "value"),
+        ("[[5e-324, 0, 1e-323]]", "value"),
+    ];
+    for (k, (matrix, label)) in cases.iter().enumerate() {
+        let program = format!("m := {matrix};\nPlot(m, 'extreme{k}.svg');\n");
+        let (_, err, code) = tapec::run_untrusted(program.into_bytes(), dir.clone(), 1000, 1 << 16);
+        assert_eq!(code, 0, "{matrix}: {err}");
+        let text =
+            std::fs::read_to_string(dir.join(format!("extreme{k}.svg"))).expect("plot written");
+        let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+        let labels: Vec<&str> = doc
+            .descendants()
+            .filter_map(|n| n.text())
+            .map(str::trim)
+            .collect();
+        assert!(
+            labels.contains(label),
+            "{matrix}: the value axis says {label:?}"
+        );
+        assert!(!text.contains("NaN"), "{matrix}: no NaN coordinates");
+    }
+}
+
 /// Runs `text` and returns what it printed.
 fn run(text: &str) -> String {
     let text = text.to_string();
