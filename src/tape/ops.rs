@@ -396,7 +396,7 @@ impl Op {
                 other => map(other, |x| u.apply(x)),
             }),
             Op::Unary(u) => Ok(map(inputs[0], |x| u.apply(x))),
-            Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()).0)),
+            Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()))),
             Op::Embed(ids) => {
                 let table = inputs[0].view();
                 let mut out = Vec::with_capacity(ids.len() * table.ncols());
@@ -558,12 +558,19 @@ impl Op {
                 smallvec![Some(out)]
             }
             Op::LayerNorm => {
-                let x = inputs[0].view();
-                let (xhat, rstd) = layer_norm(&x);
+                // The output is the normalised input; each row's 1/std is
+                // found again by the forward's own arithmetic.
+                let (x, xhat) = (inputs[0].view(), output.view());
                 let n = x.ncols() as f64;
                 let mut out = Array2::zeros(x.dim());
-                for i in 0..x.nrows() {
-                    let (g_row, h_row) = (g.row(i), xhat.row(i));
+                for (((x_row, h_row), g_row), mut o) in x
+                    .rows()
+                    .into_iter()
+                    .zip(xhat.rows())
+                    .zip(g.rows())
+                    .zip(out.rows_mut())
+                {
+                    let (_, rstd) = row_statistics(&x_row);
                     let mean_g = g_row.sum() / n;
                     let mean_gh: f64 = g_row
                         .iter()
@@ -571,9 +578,10 @@ impl Op {
                         .map(|(g, h)| g * h)
                         .sum::<f64>()
                         / n;
-                    for j in 0..x.ncols() {
-                        out[(i, j)] = rstd[i] * (g_row[j] - mean_g - h_row[j] * mean_gh);
-                    }
+                    Zip::from(&mut o)
+                        .and(&g_row)
+                        .and(&h_row)
+                        .for_each(|o, &g, &h| *o = rstd * (g - mean_g - h * mean_gh));
                 }
                 smallvec![Some(Tensor::matrix(out))]
             }
@@ -843,20 +851,24 @@ fn log_sum_exp(row: ArrayView1<f64>, scratch: &mut Vec<f64>) -> f64 {
 }
 
 /// Each row `(x - mean) / sqrt(var + eps)`, and each row's `1 / sqrt(var + eps)`.
-fn layer_norm(x: &ArrayView2<f64>) -> (Array2<f64>, Vec<f64>) {
-    let n = x.ncols() as f64;
+/// A row's mean and 1/std (with epsilon), the same bits wherever asked.
+fn row_statistics(row: &ArrayView1<f64>) -> (f64, f64) {
+    let n = row.len() as f64;
+    let mean = row.sum() / n;
+    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, 1.0 / (var + LAYER_NORM_EPSILON).sqrt())
+}
+
+/// Each row less its mean, over its standard deviation.
+fn layer_norm(x: &ArrayView2<f64>) -> Array2<f64> {
     let mut out = Array2::zeros(x.dim());
-    let mut rstds = Vec::with_capacity(x.nrows());
     for (row, mut o) in x.rows().into_iter().zip(out.rows_mut()) {
-        let mean = row.sum() / n;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
-        let rstd = 1.0 / (var + LAYER_NORM_EPSILON).sqrt();
+        let (mean, rstd) = row_statistics(&row);
         Zip::from(&mut o)
             .and(&row)
             .for_each(|o, &v| *o = (v - mean) * rstd);
-        rstds.push(rstd);
     }
-    (out, rstds)
+    out
 }
 
 fn stack(axis: Axis, a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
