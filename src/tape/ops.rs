@@ -850,7 +850,6 @@ fn log_sum_exp(row: ArrayView1<f64>, scratch: &mut Vec<f64>) -> f64 {
     max + total.ln()
 }
 
-/// Each row `(x - mean) / sqrt(var + eps)`, and each row's `1 / sqrt(var + eps)`.
 /// A row's mean and 1/std (with epsilon), the same bits wherever asked.
 fn row_statistics(row: &ArrayView1<f64>) -> (f64, f64) {
     let n = row.len() as f64;
