@@ -34,20 +34,22 @@ impl Zeros {
 /// AVX-512 kernel's 48-wide tiles).
 const PANEL: usize = 96;
 
-/// The size of right side, in elements, from which a product is done in
+/// The size of a right side, in elements, from which a product is done in
 /// panels: 64Ki, a 256×256 weight.
 const PANELLED_FROM: usize = 1 << 16;
 
 /// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller).
 ///
 /// A product with a large right side and at least two panels of columns is
-/// done one panel of `PANEL` output columns at a time. For a wide right side
-/// `faer` otherwise packs all of it before it starts, more than the core's
-/// own cache holds, and reads the packed copy back once for every few rows
-/// of `a`; a panel's packed part stays near the core. The result is the same
-/// bit for bit: each element is the same sum, taken in the same order (the
-/// depth is cut into blocks of 512 whatever the width), and the product is
-/// 4–8% faster at 32–512 rows by 1024 columns or more.
+/// done one panel of `PANEL` output columns at a time, the last one wider
+/// with what is left over. For a wide right side `faer` otherwise packs all
+/// of it before it starts, more than the core's own cache holds, and reads
+/// the packed copy back once for every few rows of `a`; a panel's packed
+/// part stays near the core. The result is the same bit for bit: each
+/// element is the same sum, taken in the same order (the depth is cut into
+/// blocks of 512 whatever the width, and `panelled` keeps every panel on the
+/// whole product's path), and the product is 4–8% faster at 32–512 rows by
+/// 1024 columns or more.
 ///
 /// When one side is a large square matrix whose half above or below the
 /// diagonal is exactly zero, as a causal attention's weights are, and the
@@ -69,16 +71,17 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
         None
     };
     let structure = |half: Option<Zeros>| half.map_or(BlockStructure::Rectangular, Zeros::read);
-    let panel = if left.is_none() && right.is_none() && k * n >= PANELLED_FROM {
-        PANEL
+    let panels = if left.is_none() && right.is_none() && panelled(m, k, n) {
+        n / PANEL
     } else {
-        n
+        1
     };
     let mut out = Array2::<f64>::uninit((m, n));
     let (b_rows, b_cols) = (b.strides()[0], b.strides()[1]);
-    let mut from = 0;
-    while from < n {
-        let width = panel.min(n - from);
+    for panel in 0..panels {
+        // The last panel takes the columns left over as well.
+        let from = panel * PANEL;
+        let width = if panel + 1 == panels { n - from } else { PANEL };
         // SAFETY: `a` and `b` are valid views whose pointers and strides
         // describe m×k and k×n elements, alive for this call, so columns
         // `from..from + width` of `b` start `from` columns on; `out` is a
@@ -104,10 +107,18 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
                 Par::Seq,
             );
         }
-        from += width;
     }
     // SAFETY: the panels wrote every column of every row.
     unsafe { out.assume_init() }
+}
+
+/// Whether `product` does an m×k by k×n product in panels: its right side
+/// is large and it has two panels or more, and each panel is a product
+/// that `faer` sends down the same path as the whole, whose sums are the
+/// same whatever the width (more than `faer`'s 16×16×16 small-product
+/// limit, and more than one row and column).
+fn panelled(m: usize, k: usize, n: usize) -> bool {
+    m >= 2 && k * n >= PANELLED_FROM && n >= 2 * PANEL && m * k * PANEL > 16 * 16 * 16
 }
 
 /// Which half of the square `x` is all zeros, if either is. The two corners
@@ -246,6 +257,14 @@ mod tests {
         }
     }
 
+    /// `x`'s transpose, stored row by row, so that its `.t()` is `x` read
+    /// column by column. (`to_owned` would keep the view's memory order.)
+    fn stored_transposed(x: &Array2<f64>) -> Array2<f64> {
+        let t = x.t().as_standard_layout().into_owned();
+        assert!(t.is_standard_layout());
+        t
+    }
+
     /// `a · b` in one call of `faer`'s product, as `product` did before it
     /// cut wide products into panels.
     fn whole(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
@@ -262,23 +281,40 @@ mod tests {
         out
     }
 
-    /// Products done in panels, with a last panel that is narrower or
-    /// exactly full, either side plain or transposed, a depth cut into
-    /// blocks (1100 > 512), and one row: the same bits as one whole call,
-    /// and the definition's value.
+    /// Products done in panels (a last panel of 97 columns, a depth cut into
+    /// blocks as 1100 > 512 is, two rows, a depth of one) and products near
+    /// them that are not (one row; panels small enough for `faer`'s
+    /// small-product path), either side plain or transposed: the same bits
+    /// as one whole call, and the definition's value.
     #[test]
     fn panelled_products_give_the_bits_of_one_call() {
-        for (m, k, n) in [(128, 256, 1024), (1, 300, 250), (37, 1100, 192), (200, 256, 289)] {
-            assert!(k * n >= PANELLED_FROM && n > PANEL);
+        let shapes = [
+            (128, 256, 1024, true),
+            (200, 256, 289, true),
+            (37, 1100, 192, true),
+            (2, 300, 250, true),
+            (50, 1, 70_000, true),
+            (1, 300, 250, false),
+            (3, 2, 40_000, false),
+        ];
+        for (m, k, n, in_panels) in shapes {
+            assert_eq!(panelled(m, k, n), in_panels, "{m}×{k}×{n}");
             let a = filled(m, k, 11);
-            let a_t = a.t().to_owned();
+            let a_t = stored_transposed(&a);
             let b = filled(k, n, 12);
-            let b_t = b.t().to_owned();
+            let b_t = stored_transposed(&b);
             for left in [a.view(), a_t.t()] {
                 for right in [b.view(), b_t.t()] {
+                    assert_eq!(left, a.view());
+                    assert_eq!(right, b.view());
                     let got = product(left, right);
-                    let bits = |x: &Array2<f64>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-                    assert_eq!(bits(&got), bits(&whole(left, right)), "{m}×{k}×{n}");
+                    let want = whole(left, right);
+                    let differ = got
+                        .iter()
+                        .zip(&want)
+                        .filter(|(x, y)| x.to_bits() != y.to_bits())
+                        .count();
+                    assert_eq!(differ, 0, "{m}×{k}×{n}: elements that differ");
                     if m * k * n < 1 << 24 {
                         assert!(close(&got, &definition(left, right)), "{m}×{k}×{n}");
                     }
