@@ -1,0 +1,302 @@
+//! Products of small matrices, written out for AVX-512: the forward
+//! products and the blame rules' products of the course's smallest models.
+//!
+//! At those sizes a product is a few thousand multiply-adds, and `faer`
+//! spends about as long choosing and setting up its kernel as the kernel
+//! runs. Here four rows of the result and sixteen of its columns sit in
+//! registers while the depth is walked once, each step reading one row of
+//! the right side; a right side stored column by column (a transposed
+//! weight, as the left side's blame rule reads it) is first copied row by
+//! row, eight by eight through registers.
+//!
+//! Each element is the sum `faer` forms, bit for bit: one fused multiply
+//! -add per step of the depth, in order; `faer` does not split a sum of up
+//! to 64 steps. Even the sign of a zero result is the same: `faer`'s
+//! kernels for products of up to 16×16×16 with a depth up to 16 start each
+//! sum with the first product, so that -0 · 1 gives -0, and its other
+//! kernels start from +0, so that it gives +0; so does this one.
+
+use ndarray::{Array2, ArrayView2};
+
+/// The most multiply-adds (rows × depth × columns) a product done here has.
+const MOST: usize = 1 << 15;
+
+/// The deepest product done here. `faer`'s kernels for products of up to
+/// 16×16×16 split a sum deeper than 64 into pieces when the right side is
+/// stored column by column.
+const DEEPEST: usize = 64;
+
+/// `faer` starts a sum with its first product, rather than from +0, in
+/// products of at most this many multiply-adds ...
+const FIRST_PRODUCT_MOST: usize = 16 * 16 * 16;
+/// ... and at most this depth.
+const FIRST_PRODUCT_DEEPEST: usize = 16;
+
+/// `a · b`, if it is small, `b`'s rows or its columns are each in one
+/// piece of memory, and this CPU has AVX-512F; `None` otherwise, and then
+/// `faer` does it. Products with a single row, column or step of depth are
+/// left to `faer` too, which takes other paths for them.
+pub fn product(a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> Option<Array2<f64>> {
+    let (m, k) = a.dim();
+    let n = b.ncols();
+    let fits = m >= 2 && n >= 2 && (2..=DEEPEST).contains(&k) && m * k * n <= MOST;
+    let (b_rows, b_cols) = (b.strides()[0], b.strides()[1]);
+    if !fits || (b_cols != 1 && b_rows != 1) {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // A right side stored column by column is copied row by row first.
+        let packed: Vec<f64>;
+        let (b_ptr, b_rows) = if b_cols == 1 {
+            (b.as_ptr(), b_rows)
+        } else {
+            // SAFETY: the CPU has AVX-512F; `b` is a valid k×n view with
+            // row stride 1 and column stride `b_cols`.
+            packed = unsafe { rows_of_columns(b.as_ptr(), k, n, b_cols) };
+            (packed.as_ptr(), n as isize)
+        };
+        let mut out = Array2::<f64>::uninit((m, n));
+        let (a_rows, a_cols) = (a.strides()[0], a.strides()[1]);
+        // SAFETY: the CPU has AVX-512F, checked just above. `a` is a valid
+        // m×k view and `b_ptr` a k×n matrix whose rows are in one piece,
+        // `b_rows` apart (`b` itself or its copy), both alive for this
+        // call; `out` is a fresh m×n block in standard layout, which
+        // `product_avx512` writes whole.
+        unsafe {
+            product_avx512(
+                m,
+                k,
+                n,
+                a.as_ptr(),
+                a_rows,
+                a_cols,
+                b_ptr,
+                b_rows,
+                out.as_mut_ptr().cast::<f64>(),
+            );
+            return Some(out.assume_init());
+        }
+    }
+    None
+}
+
+/// The k×n matrix stored column after column at `b` (column `j` from
+/// `b + j·columns`, its k elements in one piece), row after row in a new
+/// vector: eight by eight through registers, the ragged edges one by one.
+///
+/// # Safety
+/// The CPU has AVX-512F; `b` holds such a matrix.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn rows_of_columns(b: *const f64, k: usize, n: usize, columns: isize) -> Vec<f64> {
+    use std::arch::x86_64::*;
+    let mut out = Vec::<f64>::with_capacity(k * n);
+    let to = out.as_mut_ptr();
+    let at = |p: usize, j: usize| b.wrapping_offset(j as isize * columns + p as isize);
+    let idx = |i: [i64; 8]| _mm512_set_epi64(i[7], i[6], i[5], i[4], i[3], i[2], i[1], i[0]);
+    let (pairs_low, pairs_high) = (
+        idx([0, 1, 8, 9, 4, 5, 12, 13]),
+        idx([2, 3, 10, 11, 6, 7, 14, 15]),
+    );
+    let (low_half, high_half) = (
+        idx([0, 1, 2, 3, 8, 9, 10, 11]),
+        idx([4, 5, 6, 7, 12, 13, 14, 15]),
+    );
+    let (k8, n8) = (k / 8 * 8, n / 8 * 8);
+    for j in (0..n8).step_by(8) {
+        for p in (0..k8).step_by(8) {
+            // r[c] = elements p..p + 8 of column j + c.
+            // SAFETY: rows p..p + 8 of columns j..j + 8 are in the matrix.
+            let r: [__m512d; 8] = std::array::from_fn(|c| unsafe { _mm512_loadu_pd(at(p, j + c)) });
+            // Pairs of columns interleaved: even elements, then odd ones.
+            let lo = |x, y| _mm512_unpacklo_pd(x, y);
+            let hi = |x, y| _mm512_unpackhi_pd(x, y);
+            let (even01, odd01) = (lo(r[0], r[1]), hi(r[0], r[1]));
+            let (even23, odd23) = (lo(r[2], r[3]), hi(r[2], r[3]));
+            let (even45, odd45) = (lo(r[4], r[5]), hi(r[4], r[5]));
+            let (even67, odd67) = (lo(r[6], r[7]), hi(r[6], r[7]));
+            // Then four columns: elements 0 and 4 (or 1 and 5, 2 and 6, 3
+            // and 7) of columns 0-3 and of columns 4-7.
+            let mix = |x, i, y| _mm512_permutex2var_pd(x, i, y);
+            let (r0_4, r2_6) = (
+                mix(even01, pairs_low, even23),
+                mix(even01, pairs_high, even23),
+            );
+            let (r1_5, r3_7) = (mix(odd01, pairs_low, odd23), mix(odd01, pairs_high, odd23));
+            let (s0_4, s2_6) = (
+                mix(even45, pairs_low, even67),
+                mix(even45, pairs_high, even67),
+            );
+            let (s1_5, s3_7) = (mix(odd45, pairs_low, odd67), mix(odd45, pairs_high, odd67));
+            // And all eight: row q of the block.
+            let rows = [
+                mix(r0_4, low_half, s0_4),
+                mix(r1_5, low_half, s1_5),
+                mix(r2_6, low_half, s2_6),
+                mix(r3_7, low_half, s3_7),
+                mix(r0_4, high_half, s0_4),
+                mix(r1_5, high_half, s1_5),
+                mix(r2_6, high_half, s2_6),
+                mix(r3_7, high_half, s3_7),
+            ];
+            for (q, row) in rows.into_iter().enumerate() {
+                // SAFETY: row p + q, columns j..j + 8 of the k×n output.
+                unsafe { _mm512_storeu_pd(to.add((p + q) * n + j), row) };
+            }
+        }
+    }
+    for p in 0..k {
+        let columns = if p < k8 { n8..n } else { 0..n };
+        for j in columns {
+            // SAFETY: element (p, j) of both.
+            unsafe { to.add(p * n + j).write(*at(p, j)) };
+        }
+    }
+    // SAFETY: every element of the k×n output was written above.
+    unsafe { out.set_len(k * n) };
+    out
+}
+
+/// `out` (m×n, standard layout) = `a` (m×k, strides `a_rows`, `a_cols`) ·
+/// `b` (k×n, row stride `b_rows`, column stride 1), in blocks of four rows
+/// (fewer in the last) by sixteen columns (fewer, masked, in the last).
+///
+/// # Safety
+/// The CPU has AVX-512F; the pointers and strides describe valid matrices
+/// of those sizes; `out` overlaps neither operand.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn product_avx512(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: *const f64,
+    a_rows: isize,
+    a_cols: isize,
+    b: *const f64,
+    b_rows: isize,
+    out: *mut f64,
+) {
+    let from_first = k <= FIRST_PRODUCT_DEEPEST && m * k * n <= FIRST_PRODUCT_MOST;
+    let mut col = 0;
+    while col < n {
+        let left = n - col;
+        let masks = [lanes(left), lanes(left.saturating_sub(8))];
+        let mut row = 0;
+        while row < m {
+            let a_block = a.wrapping_offset(row as isize * a_rows);
+            let b_block = b.wrapping_add(col);
+            let out_block = out.wrapping_add(row * n + col);
+            let block = Block {
+                k,
+                a: a_block,
+                a_rows,
+                a_cols,
+                b: b_block,
+                b_rows,
+                out: out_block,
+                out_rows: n,
+                masks,
+                from_first,
+            };
+            // SAFETY: the block's rows `row..row + rows` and its unmasked
+            // columns lie inside the matrices (the caller's contract).
+            unsafe {
+                match (m - row, left > 8) {
+                    (1, false) => block.run::<1, 1>(),
+                    (2, false) => block.run::<2, 1>(),
+                    (3, false) => block.run::<3, 1>(),
+                    (_, false) => block.run::<4, 1>(),
+                    (1, true) => block.run::<1, 2>(),
+                    (2, true) => block.run::<2, 2>(),
+                    (3, true) => block.run::<3, 2>(),
+                    (_, true) => block.run::<4, 2>(),
+                }
+            }
+            row += 4;
+        }
+        col += 16;
+    }
+}
+
+/// The mask of the first `count` of eight lanes (all of them from eight).
+fn lanes(count: usize) -> u8 {
+    if count >= 8 {
+        0xff
+    } else {
+        ((1u16 << count) - 1) as u8
+    }
+}
+
+/// One block of the result: up to four rows by up to sixteen columns.
+#[cfg(target_arch = "x86_64")]
+struct Block {
+    k: usize,
+    a: *const f64,
+    a_rows: isize,
+    a_cols: isize,
+    b: *const f64,
+    b_rows: isize,
+    out: *mut f64,
+    out_rows: usize,
+    /// Which of the two eight-column halves' lanes are in the matrix.
+    masks: [u8; 2],
+    /// Whether each sum starts with its first product instead of +0.
+    from_first: bool,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl Block {
+    /// The block's `ROWS` rows and `HALVES` eight-column halves: each of
+    /// its elements is a chain of fused multiply-adds over the depth.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; rows `0..ROWS` of `a` (each `k` long) and the
+    /// unmasked lanes of `b`'s `k` rows and `out`'s `ROWS` rows are valid.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn run<const ROWS: usize, const HALVES: usize>(&self) {
+        use std::arch::x86_64::*;
+        let mut sums = [[_mm512_setzero_pd(); HALVES]; ROWS];
+        let b_row = |p: usize| {
+            let row = self.b.wrapping_offset(p as isize * self.b_rows);
+            // SAFETY: masked-off lanes are neither read nor faulted on.
+            std::array::from_fn::<_, HALVES, _>(|h| unsafe {
+                _mm512_maskz_loadu_pd(self.masks[h], row.wrapping_add(8 * h))
+            })
+        };
+        let a_at = |r: usize, p: usize| {
+            let at = r as isize * self.a_rows + p as isize * self.a_cols;
+            // SAFETY: row r < ROWS and step p < k of `a` are in it.
+            _mm512_set1_pd(unsafe { *self.a.wrapping_offset(at) })
+        };
+        let mut from = 0;
+        if self.from_first {
+            let b = b_row(0);
+            for (r, sum) in sums.iter_mut().enumerate() {
+                let x = a_at(r, 0);
+                for (s, b) in sum.iter_mut().zip(&b) {
+                    *s = _mm512_mul_pd(x, *b);
+                }
+            }
+            from = 1;
+        }
+        for p in from..self.k {
+            let b = b_row(p);
+            for (r, sum) in sums.iter_mut().enumerate() {
+                let x = a_at(r, p);
+                for (s, b) in sum.iter_mut().zip(&b) {
+                    *s = _mm512_fmadd_pd(x, *b, *s);
+                }
+            }
+        }
+        for (r, sum) in sums.iter().enumerate() {
+            let out_row = self.out.wrapping_add(r * self.out_rows);
+            for (h, s) in sum.iter().enumerate() {
+                // SAFETY: masked-off lanes are not written.
+                unsafe { _mm512_mask_storeu_pd(out_row.wrapping_add(8 * h), self.masks[h], *s) };
+            }
+        }
+    }
+}
