@@ -194,8 +194,11 @@ impl Interpreter {
             StmtKind::Empty | StmtKind::Routine(_) | StmtKind::Error => Ok(()),
             StmtKind::Assign { target, value } => {
                 self.current_stmt = stmt.span;
+                let from = self.tape.records.len();
                 let v = self.eval(value)?;
-                self.assign_statement(target, v, stmt.span)
+                self.assign_statement(target, v, stmt.span)?;
+                self.tape.release_unread(from);
+                Ok(())
             }
             StmtKind::AssignIndex {
                 target,
@@ -204,11 +207,17 @@ impl Interpreter {
                 value,
             } => {
                 self.current_stmt = stmt.span;
-                self.assign_element(target, row, col, value)
+                let from = self.tape.records.len();
+                self.assign_element(target, row, col, value)?;
+                self.tape.release_unread(from);
+                Ok(())
             }
             StmtKind::Expr(e) => {
                 self.current_stmt = stmt.span;
-                self.exec_expr(e).map(|_| ())
+                let from = self.tape.records.len();
+                self.exec_expr(e)?;
+                self.tape.release_unread(from);
+                Ok(())
             }
             StmtKind::Block(body) => self.exec_block(body),
             StmtKind::If {

@@ -10,9 +10,15 @@ pub mod kernels;
 pub mod matmul;
 pub mod ops;
 
+use std::rc::Rc;
+
 use crate::diagnostic::Span;
+use ndarray::Array2;
 pub use ops::{Op, OpError, Tensor};
 use smallvec::SmallVec;
+
+/// The fewest elements of a value that [`Tape::release_unread`] lets go.
+const RELEASE_FROM: usize = 1024;
 
 /// A record's inputs: two or fewer for all but matrix literals.
 pub type Inputs = SmallVec<[u32; 2]>;
@@ -29,7 +35,11 @@ pub struct NodeRef {
 pub struct Record {
     pub op: Op,
     pub inputs: Inputs,
+    /// The value, or after [`Tape::release_unread`] an empty stand-in.
     pub value: Tensor,
+    /// The value's shape, which the per-link rules read even of a value
+    /// that has been let go.
+    pub shape: (usize, usize),
     /// No element of `value` is larger in size than this (infinity: not
     /// known). A finite bound also says there is no NaN.
     pub bound: f64,
@@ -101,12 +111,56 @@ impl Tape {
         self.records.push(Record {
             op,
             inputs,
+            shape: value.shape(),
             value,
             bound: f64::INFINITY,
             name: None,
             span,
         });
         (self.records.len() - 1) as u32
+    }
+
+    /// Lets go of the values of records `from..` that nothing will read:
+    /// values of operations that no variable, no other value of the program
+    /// and no per-link rule (their own, or that of an operation they are
+    /// an input of) reads. The interpreter calls it after each statement in
+    /// a tape, when only `Blame` and `Nudge` read the tape after its walk;
+    /// then a step's intermediate results that only fed an addition, a
+    /// `Tanh` and the like give their memory back at once, while it is still
+    /// in cache, instead of at the walk. Only the shape remains.
+    pub fn release_unread(&mut self, from: usize) {
+        if !self.open || !self.only_blame_read || from >= self.records.len() {
+            return;
+        }
+        // Held by nothing but the record: no value of the program has it, so
+        // no later operation can take it as an input either. A small matrix
+        // is left alone: it gives back too little to pay for the looking.
+        let candidate = |record: &Record| {
+            matches!(&record.value, Tensor::Matrix(m)
+                if m.len() >= RELEASE_FROM && Rc::strong_count(m) == 1)
+                && record.name.is_none()
+                && record.op != Op::Leaf
+        };
+        if !self.records[from..].iter().any(candidate) {
+            return;
+        }
+        let mut read: SmallVec<[bool; 32]> = smallvec::smallvec![false; self.records.len() - from];
+        for (i, record) in self.records.iter().enumerate().skip(from) {
+            read[i - from] |= record.op.reads_output();
+            if record.op.reads_inputs() {
+                for &k in &record.inputs {
+                    if let Some(slot) = (k as usize).checked_sub(from) {
+                        read[slot] = true;
+                    }
+                }
+            }
+        }
+        for (i, read) in read.into_iter().enumerate() {
+            let record = &mut self.records[from + i];
+            if !read && candidate(record) {
+                record.value = Tensor::Matrix(Rc::new(Array2::zeros((0, 0))));
+            }
+        }
     }
 
     /// How many records are operations (not leaves).
@@ -138,8 +192,10 @@ impl Tape {
             let record = &self.records[i];
             if !record.inputs.is_empty() {
                 let mut inputs: SmallVec<[&Tensor; 2]> = SmallVec::new();
+                let mut shapes: SmallVec<[(usize, usize); 2]> = SmallVec::new();
                 for &k in &record.inputs {
                     inputs.push(&self.records[k as usize].value);
+                    shapes.push(self.records[k as usize].shape);
                 }
                 let known = match record.op {
                     // blame · bᵀ and aᵀ · blame, for blame m×n.
@@ -153,7 +209,9 @@ impl Tape {
                     }
                     _ => [f64::INFINITY; 2],
                 };
-                let shares = record.op.per_link_rule(&inputs, &record.value, &blame);
+                let shares = record
+                    .op
+                    .per_link_rule(&inputs, &shapes, &record.value, &blame);
                 drop(inputs);
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
@@ -271,5 +329,110 @@ impl Tape {
             Some(Some(b)) => b.clone(),
             _ => self.records[node as usize].value.zeros_like(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn filled(rows: usize, cols: usize, seed: u64) -> Tensor {
+        let mut s = seed;
+        Tensor::matrix(Array2::from_shape_simple_fn((rows, cols), || {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            (s >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+        }))
+    }
+
+    /// `Sum(Tanh(a · w) + Tanh(a · w) · v)`, recorded as the interpreter
+    /// records it, with the statement's values let go or not.
+    fn record(release: bool, keep: &mut Vec<Tensor>) -> Tape {
+        let mut tape = Tape {
+            only_blame_read: true,
+            ..Tape::default()
+        };
+        tape.start();
+        let span = Span::default();
+        let (a, w, v) = (filled(40, 30, 1), filled(30, 50, 2), filled(50, 50, 3));
+        let leaf = |tape: &mut Tape, t: &Tensor, name: &str| {
+            let node = tape.push(Op::Leaf, Inputs::new(), t.clone(), span);
+            tape.records[node as usize].name = Some(name.to_string());
+            node
+        };
+        let (a, w, v) = (
+            leaf(&mut tape, &a, "a"),
+            leaf(&mut tape, &w, "w"),
+            leaf(&mut tape, &v, "v"),
+        );
+        let from = tape.records.len();
+        let op = |tape: &mut Tape, op: Op, inputs: &[u32]| {
+            let values: Vec<&Tensor> = inputs
+                .iter()
+                .map(|&k| &tape.records[k as usize].value)
+                .collect();
+            let out = op.forward(&values).expect("shapes fit");
+            tape.push(op, inputs.iter().copied().collect(), out, span)
+        };
+        let h = op(&mut tape, Op::MatMul, &[a, w]);
+        let t = op(&mut tape, Op::Unary(ops::Unary::Tanh), &[h]);
+        let tv = op(&mut tape, Op::MatMul, &[t, v]);
+        let z = op(&mut tape, Op::Elementwise(ops::Elementwise::Add), &[t, tv]);
+        let s = op(&mut tape, Op::Sum, &[z]);
+        // A value the program still holds (here `z`'s) is never let go.
+        keep.push(tape.records[z as usize].value.clone());
+        tape.records[s as usize].name = Some("s".to_string());
+        if release {
+            tape.release_unread(from);
+        }
+        tape
+    }
+
+    /// The values no rule reads (`a · w`, read only by `Tanh`'s rule, which
+    /// reads its output, and `t · v`, read only by `+`'s) are let go; the
+    /// rest stay, and the blame is the same to the bit.
+    #[test]
+    fn released_values_leave_the_blame_unchanged() {
+        let mut keep = Vec::new();
+        let mut released = record(true, &mut keep);
+        let mut whole = record(false, &mut keep);
+        let gone: Vec<bool> = released
+            .records
+            .iter()
+            .map(|r| r.value.shape() == (0, 0))
+            .collect();
+        assert_eq!(gone, [false, false, false, true, false, true, false, false]);
+        for (r, w) in released.records.iter().zip(&whole.records) {
+            assert_eq!(r.shape, w.shape);
+        }
+        let result = (released.records.len() - 1) as u32;
+        released.walk(result).expect("no NaN");
+        whole.walk(result).expect("no NaN");
+        for node in 0..3 {
+            let bits = |t: &Tape| {
+                t.blame_of(node)
+                    .view()
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(bits(&released), bits(&whole), "leaf {node}");
+        }
+    }
+
+    /// Nothing is let go where something may read values after the walk,
+    /// nor outside an open tape.
+    #[test]
+    fn values_stay_where_they_may_be_read() {
+        let mut keep = Vec::new();
+        let mut tape = record(false, &mut keep);
+        tape.only_blame_read = false;
+        tape.release_unread(3);
+        assert!(tape.records.iter().all(|r| r.value.shape() == r.shape));
+        tape.only_blame_read = true;
+        tape.open = false;
+        tape.release_unread(3);
+        assert!(tape.records.iter().all(|r| r.value.shape() == r.shape));
     }
 }

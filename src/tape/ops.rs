@@ -207,6 +207,13 @@ impl Unary {
         }
     }
 
+    /// Whether `slope` reads the input: for the others the output alone
+    /// gives it, and the per-link rule does not read the input at all (one
+    /// pass over memory fewer).
+    fn slope_reads_input(self) -> bool {
+        matches!(self, Unary::Log | Unary::ReLU | Unary::Abs)
+    }
+
     /// d output / d input, from the input `x` and the output `y`.
     #[inline(always)]
     fn slope(self, x: f64, y: f64) -> f64 {
@@ -444,10 +451,71 @@ impl Op {
         }
     }
 
+    /// Whether the per-link rule reads the numbers of its inputs, not only
+    /// their shapes (and whether each is a number). The tape lets go early
+    /// of a value that no rule reads ([`crate::tape::Tape::release_unread`]).
+    pub fn reads_inputs(&self) -> bool {
+        match self {
+            Op::Elementwise(Elementwise::Mul | Elementwise::Div)
+            | Op::MatMul
+            | Op::LayerNorm
+            | Op::CrossEntropy(_) => true,
+            Op::Unary(u) => u.slope_reads_input(),
+            Op::Elementwise(Elementwise::Add | Elementwise::Sub)
+            | Op::Leaf
+            | Op::Neg
+            | Op::Transpose
+            | Op::Sum
+            | Op::Mean
+            | Op::RowSum
+            | Op::RowMean
+            | Op::ColSum
+            | Op::RowSoftmax
+            | Op::Embed(_)
+            | Op::RowRange(..)
+            | Op::ColRange(..)
+            | Op::HStack
+            | Op::VStack
+            | Op::Element(..)
+            | Op::Literal(..) => false,
+        }
+    }
+
+    /// Whether the per-link rule reads the operation's own output.
+    pub fn reads_output(&self) -> bool {
+        match self {
+            Op::RowSoftmax | Op::Unary(_) | Op::LayerNorm => true,
+            Op::Leaf
+            | Op::Elementwise(_)
+            | Op::Neg
+            | Op::MatMul
+            | Op::Transpose
+            | Op::Sum
+            | Op::Mean
+            | Op::RowSum
+            | Op::RowMean
+            | Op::ColSum
+            | Op::Embed(_)
+            | Op::CrossEntropy(_)
+            | Op::RowRange(..)
+            | Op::ColRange(..)
+            | Op::HStack
+            | Op::VStack
+            | Op::Element(..)
+            | Op::Literal(..) => false,
+        }
+    }
+
     /// The per-link rule: given the inputs, the output and the blame that
     /// reached the output, the blame each input receives (`None` where no
     /// blame flows).
-    pub fn per_link_rule(&self, inputs: &[&Tensor], output: &Tensor, blame: &Tensor) -> Blames {
+    pub fn per_link_rule(
+        &self,
+        inputs: &[&Tensor],
+        shapes: &[(usize, usize)],
+        output: &Tensor,
+        blame: &Tensor,
+    ) -> Blames {
         let g = blame.view();
         match self {
             Op::Leaf => smallvec![],
@@ -458,8 +526,8 @@ impl Op {
                     // broadcast has to be summed back.
                     Elementwise::Add => {
                         return smallvec![
-                            Some(pass_through(blame, a)),
-                            Some(pass_through(blame, b))
+                            Some(pass_through(blame, a, shapes[0])),
+                            Some(pass_through(blame, b, shapes[1]))
                         ];
                     }
                     Elementwise::Sub => (g.to_owned(), g.mapv(|x| -x)),
@@ -479,7 +547,10 @@ impl Op {
                         (ga, gb)
                     }
                 };
-                smallvec![Some(reduce_to(ga, a)), Some(reduce_to(gb, b))]
+                smallvec![
+                    Some(reduce_to(ga, a, shapes[0])),
+                    Some(reduce_to(gb, b, shapes[1]))
+                ]
             }
             Op::Neg => smallvec![Some(map(blame, |x| -x))],
             Op::MatMul => {
@@ -491,7 +562,7 @@ impl Op {
             }
             Op::Transpose => smallvec![Some(Tensor::matrix(g.t().to_owned()))],
             Op::Sum | Op::Mean => {
-                let shape = inputs[0].shape();
+                let shape = shapes[0];
                 let each = match self {
                     Op::Mean => g[(0, 0)] / (shape.0 * shape.1) as f64,
                     _ => g[(0, 0)],
@@ -499,7 +570,7 @@ impl Op {
                 smallvec![Some(Tensor::matrix(Array2::from_elem(shape, each)))]
             }
             Op::RowSum | Op::RowMean => {
-                let shape = inputs[0].shape();
+                let shape = shapes[0];
                 let scale = if *self == Op::RowMean {
                     1.0 / shape.1 as f64
                 } else {
@@ -512,7 +583,7 @@ impl Op {
                 smallvec![Some(Tensor::matrix(out))]
             }
             Op::ColSum => {
-                let shape = inputs[0].shape();
+                let shape = shapes[0];
                 smallvec![Some(Tensor::matrix(
                     g.broadcast(shape).expect("1×n against m×n").to_owned(),
                 ))]
@@ -550,7 +621,12 @@ impl Op {
                                 Sigmoid,
                                 Abs
                             },
-                            |u| times_slope(&g, &x, &y, |x, y| u.slope(x, y))
+                            |u| if u.slope_reads_input() {
+                                times_slope(&g, &x, &y, |x, y| u.slope(x, y))
+                            } else {
+                                // This slope does not read its `x`.
+                                times_slope_of_output(&g, &y, |y| u.slope(0.0, y))
+                            }
                         );
                         Tensor::matrix(d)
                     }
@@ -586,7 +662,7 @@ impl Op {
                 smallvec![Some(Tensor::matrix(out))]
             }
             Op::Embed(ids) => {
-                let mut out = Array2::zeros(inputs[0].shape());
+                let mut out = Array2::zeros(shapes[0]);
                 for (t, &id) in ids.iter().enumerate() {
                     let mut row = out.row_mut(id);
                     row += &g.row(t);
@@ -608,31 +684,31 @@ impl Op {
                 smallvec![Some(Tensor::matrix(out))]
             }
             Op::RowRange(first, count) => {
-                let mut out = Array2::zeros(inputs[0].shape());
+                let mut out = Array2::zeros(shapes[0]);
                 out.slice_mut(s![*first..first + count, ..]).assign(&g);
                 smallvec![Some(Tensor::matrix(out))]
             }
             Op::ColRange(first, count) => {
-                let mut out = Array2::zeros(inputs[0].shape());
+                let mut out = Array2::zeros(shapes[0]);
                 out.slice_mut(s![.., *first..first + count]).assign(&g);
                 smallvec![Some(Tensor::matrix(out))]
             }
             Op::HStack => {
-                let left = inputs[0].shape().1;
+                let left = shapes[0].1;
                 smallvec![
                     Some(Tensor::matrix(g.slice(s![.., ..left]).to_owned())),
                     Some(Tensor::matrix(g.slice(s![.., left..]).to_owned())),
                 ]
             }
             Op::VStack => {
-                let top = inputs[0].shape().0;
+                let top = shapes[0].0;
                 smallvec![
                     Some(Tensor::matrix(g.slice(s![..top, ..]).to_owned())),
                     Some(Tensor::matrix(g.slice(s![top.., ..]).to_owned())),
                 ]
             }
             Op::Element(i, j) => {
-                let mut out = Array2::zeros(inputs[0].shape());
+                let mut out = Array2::zeros(shapes[0]);
                 out[(*i, *j)] = g[(0, 0)];
                 smallvec![Some(Tensor::matrix(out))]
             }
@@ -754,6 +830,22 @@ fn times_slope(
     d
 }
 
+/// Each element of the blame `g` times the slope at its output `y` (both of
+/// one shape), for a function whose slope the output alone gives.
+fn times_slope_of_output(
+    g: &ArrayView2<f64>,
+    y: &ArrayView2<f64>,
+    slope: impl Fn(f64) -> f64,
+) -> Array2<f64> {
+    if let (Some(gs), Some(ys)) = (g.to_slice(), y.to_slice()) {
+        let values = gs.iter().zip(ys).map(|(&g, &y)| g * slope(y)).collect();
+        return Array2::from_shape_vec(g.dim(), values).expect("the blame's own size");
+    }
+    let mut d = g.to_owned();
+    Zip::from(&mut d).and(y).for_each(|d, &y| *d *= slope(y));
+    d
+}
+
 /// `g` combined elementwise with `other` broadcast to `g`'s shape.
 fn broadcast_zip(
     g: &ArrayView2<f64>,
@@ -763,21 +855,22 @@ fn broadcast_zip(
     combine(g, other, g.dim(), f)
 }
 
-/// The blame of an input to `+`: the output's blame itself (shared, not
-/// copied) when the shapes match, else summed back over the broadcast.
-fn pass_through(blame: &Tensor, input: &Tensor) -> Tensor {
+/// The blame of an input to `+`, of that shape: the output's blame itself
+/// (shared, not copied) when the shapes match, else summed back over the
+/// broadcast.
+fn pass_through(blame: &Tensor, input: &Tensor, shape: (usize, usize)) -> Tensor {
     match (blame, input) {
-        (Tensor::Matrix(_), Tensor::Matrix(m)) if m.dim() == blame.shape() => blame.clone(),
-        _ => reduce_to(blame.view().to_owned(), input),
+        (Tensor::Matrix(_), Tensor::Matrix(_)) if shape == blame.shape() => blame.clone(),
+        _ => reduce_to(blame.view().to_owned(), input, shape),
     }
 }
 
-/// Sums blame back over the axes along which `input` was stretched.
-fn reduce_to(mut blame: Array2<f64>, input: &Tensor) -> Tensor {
+/// Sums blame back over the axes along which `input`, of that shape, was
+/// stretched (of `input` itself only whether it is a number is read).
+fn reduce_to(mut blame: Array2<f64>, input: &Tensor, (rows, cols): (usize, usize)) -> Tensor {
     if let Tensor::Scalar(_) = input {
         return Tensor::Scalar(blame.sum());
     }
-    let (rows, cols) = input.shape();
     if blame.nrows() != rows {
         blame = blame.sum_axis(Axis(0)).insert_axis(Axis(0));
     }
