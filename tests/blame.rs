@@ -61,13 +61,13 @@ fn check(op: Op, inputs: Vec<Tensor>, rng: &mut Random) {
     let gone: Vec<Tensor> = inputs.iter().map(stand_in).collect();
     let gone_out = stand_in(&out);
     let again = op.per_link_rule(
-        &if op.reads_inputs() {
+        &if op.reads().inputs {
             refs.clone()
         } else {
             gone.iter().collect()
         },
         &shapes,
-        if op.reads_output() { &out } else { &gone_out },
+        if op.reads().output { &out } else { &gone_out },
         &weights,
     );
     assert_eq!(

@@ -146,8 +146,9 @@ impl Tape {
         }
         let mut read: SmallVec<[bool; 32]> = smallvec::smallvec![false; self.records.len() - from];
         for (i, record) in self.records.iter().enumerate().skip(from) {
-            read[i - from] |= record.op.reads_output();
-            if record.op.reads_inputs() {
+            let reads = record.op.reads();
+            read[i - from] |= reads.output;
+            if reads.inputs {
                 for &k in &record.inputs {
                     if let Some(slot) = (k as usize).checked_sub(from) {
                         read[slot] = true;

@@ -282,6 +282,16 @@ macro_rules! fixed_kind {
     };
 }
 
+/// What an operation's per-link rule reads besides the blame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reads {
+    /// The numbers of its inputs, not only their shapes (and whether each
+    /// is a number).
+    pub inputs: bool,
+    /// Its own output.
+    pub output: bool,
+}
+
 /// The operations the tape records.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Op {
@@ -451,16 +461,17 @@ impl Op {
         }
     }
 
-    /// Whether the per-link rule reads the numbers of its inputs, not only
-    /// their shapes (and whether each is a number). The tape lets go early
-    /// of a value that no rule reads ([`crate::tape::Tape::release_unread`]).
-    pub fn reads_inputs(&self) -> bool {
-        match self {
+    /// What the per-link rule reads besides the blame. The tape lets go
+    /// early of a value that no rule reads
+    /// ([`crate::tape::Tape::release_unread`]).
+    pub fn reads(&self) -> Reads {
+        let (inputs, output) = match self {
             Op::Elementwise(Elementwise::Mul | Elementwise::Div)
             | Op::MatMul
-            | Op::LayerNorm
-            | Op::CrossEntropy(_) => true,
-            Op::Unary(u) => u.slope_reads_input(),
+            | Op::CrossEntropy(_) => (true, false),
+            Op::LayerNorm => (true, true),
+            Op::RowSoftmax => (false, true),
+            Op::Unary(u) => (u.slope_reads_input(), true),
             Op::Elementwise(Elementwise::Add | Elementwise::Sub)
             | Op::Leaf
             | Op::Neg
@@ -470,40 +481,15 @@ impl Op {
             | Op::RowSum
             | Op::RowMean
             | Op::ColSum
-            | Op::RowSoftmax
             | Op::Embed(_)
             | Op::RowRange(..)
             | Op::ColRange(..)
             | Op::HStack
             | Op::VStack
             | Op::Element(..)
-            | Op::Literal(..) => false,
-        }
-    }
-
-    /// Whether the per-link rule reads the operation's own output.
-    pub fn reads_output(&self) -> bool {
-        match self {
-            Op::RowSoftmax | Op::Unary(_) | Op::LayerNorm => true,
-            Op::Leaf
-            | Op::Elementwise(_)
-            | Op::Neg
-            | Op::MatMul
-            | Op::Transpose
-            | Op::Sum
-            | Op::Mean
-            | Op::RowSum
-            | Op::RowMean
-            | Op::ColSum
-            | Op::Embed(_)
-            | Op::CrossEntropy(_)
-            | Op::RowRange(..)
-            | Op::ColRange(..)
-            | Op::HStack
-            | Op::VStack
-            | Op::Element(..)
-            | Op::Literal(..) => false,
-        }
+            | Op::Literal(..) => (false, false),
+        };
+        Reads { inputs, output }
     }
 
     /// The per-link rule: given the inputs, the output and the blame that

@@ -57,24 +57,25 @@ pub fn product(a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> Option<Array2<f64>> 
             (packed.as_ptr(), n as isize)
         };
         let mut out = Array2::<f64>::uninit((m, n));
-        let (a_rows, a_cols) = (a.strides()[0], a.strides()[1]);
+        let whole = Block {
+            k,
+            a: a.as_ptr(),
+            a_rows: a.strides()[0],
+            a_cols: a.strides()[1],
+            b: b_ptr,
+            b_rows,
+            out: out.as_mut_ptr().cast::<f64>(),
+            out_rows: n,
+            masks: [0xff; 2],
+            from_first: k <= FIRST_PRODUCT_DEEPEST && m * k * n <= FIRST_PRODUCT_MOST,
+        };
         // SAFETY: the CPU has AVX-512F, checked just above. `a` is a valid
         // m×k view and `b_ptr` a k×n matrix whose rows are in one piece,
         // `b_rows` apart (`b` itself or its copy), both alive for this
         // call; `out` is a fresh m×n block in standard layout, which
         // `product_avx512` writes whole.
         unsafe {
-            product_avx512(
-                m,
-                k,
-                n,
-                a.as_ptr(),
-                a_rows,
-                a_cols,
-                b_ptr,
-                b_rows,
-                out.as_mut_ptr().cast::<f64>(),
-            );
+            product_avx512(m, n, &whole);
             return Some(out.assume_init());
         }
     }
@@ -158,48 +159,28 @@ unsafe fn rows_of_columns(b: *const f64, k: usize, n: usize, columns: isize) -> 
     out
 }
 
-/// `out` (m×n, standard layout) = `a` (m×k, strides `a_rows`, `a_cols`) ·
-/// `b` (k×n, row stride `b_rows`, column stride 1), in blocks of four rows
-/// (fewer in the last) by sixteen columns (fewer, masked, in the last).
+/// The m×n product that `whole` describes (its masks are not read), in
+/// blocks of four rows (fewer in the last) by sixteen columns (fewer,
+/// masked, in the last).
 ///
 /// # Safety
-/// The CPU has AVX-512F; the pointers and strides describe valid matrices
-/// of those sizes; `out` overlaps neither operand.
+/// The CPU has AVX-512F; `whole`'s pointers and strides describe valid
+/// matrices: `a` m×k, `b` k×n with its rows in one piece, `out` m×n in
+/// standard layout, overlapping neither.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn product_avx512(
-    m: usize,
-    k: usize,
-    n: usize,
-    a: *const f64,
-    a_rows: isize,
-    a_cols: isize,
-    b: *const f64,
-    b_rows: isize,
-    out: *mut f64,
-) {
-    let from_first = k <= FIRST_PRODUCT_DEEPEST && m * k * n <= FIRST_PRODUCT_MOST;
+unsafe fn product_avx512(m: usize, n: usize, whole: &Block) {
     let mut col = 0;
     while col < n {
         let left = n - col;
-        let masks = [lanes(left), lanes(left.saturating_sub(8))];
         let mut row = 0;
         while row < m {
-            let a_block = a.wrapping_offset(row as isize * a_rows);
-            let b_block = b.wrapping_add(col);
-            let out_block = out.wrapping_add(row * n + col);
             let block = Block {
-                k,
-                a: a_block,
-                a_rows,
-                a_cols,
-                b: b_block,
-                b_rows,
-                out: out_block,
-                out_rows: n,
-                masks,
-                from_first,
+                a: whole.a.wrapping_offset(row as isize * whole.a_rows),
+                b: whole.b.wrapping_add(col),
+                out: whole.out.wrapping_add(row * n + col),
+                masks: [lanes(left), lanes(left.saturating_sub(8))],
+                ..*whole
             };
             // SAFETY: the block's rows `row..row + rows` and its unmasked
             // columns lie inside the matrices (the caller's contract).
@@ -230,8 +211,10 @@ fn lanes(count: usize) -> u8 {
     }
 }
 
-/// One block of the result: up to four rows by up to sixteen columns.
+/// One block of the result, up to four rows by up to sixteen columns, or
+/// the whole product: where its operands and its part of the result lie.
 #[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
 struct Block {
     k: usize,
     a: *const f64,
