@@ -28,8 +28,10 @@ const DEEPEST: usize = 64;
 
 /// `faer` starts a sum with its first product, rather than from +0, in
 /// products of at most this many multiply-adds ...
+#[cfg(target_arch = "x86_64")]
 const FIRST_PRODUCT_MOST: usize = 16 * 16 * 16;
 /// ... and at most this depth.
+#[cfg(target_arch = "x86_64")]
 const FIRST_PRODUCT_DEEPEST: usize = 16;
 
 /// `a · b`, if it is small, `b`'s rows or its columns are each in one
@@ -203,6 +205,7 @@ unsafe fn product_avx512(m: usize, n: usize, whole: &Block) {
 }
 
 /// The mask of the first `count` of eight lanes (all of them from eight).
+#[cfg(target_arch = "x86_64")]
 fn lanes(count: usize) -> u8 {
     if count >= 8 {
         0xff
