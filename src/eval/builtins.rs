@@ -9,7 +9,7 @@ use ndarray::Array2;
 
 use super::builtins_table::{Builtin, Kind};
 use super::format;
-use super::interp::{Flow, Interpreter, fail, from_tensor};
+use super::interp::{Flow, Interpreter, fail, from_tensor, nan_at};
 use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::Arg;
@@ -87,7 +87,7 @@ impl Interpreter {
     /// value too) and only the variable and its leaf
     /// record hold the matrix (besides `v`, the copy read for the call).
     /// Gives `v` back when it is not done, and where the new value holds a
-    /// NaN when it does.
+    /// NaN (see [`nan_at`]) when it does.
     fn nudge_shared(
         &mut self,
         name: &crate::syntax::tree::Name,
@@ -95,7 +95,7 @@ impl Interpreter {
         node: u32,
         blame: &Tensor,
         rate: f64,
-    ) -> Result<Option<(usize, usize)>, Value> {
+    ) -> Result<Option<String>, Value> {
         let Value::Matrix(mut m, tag) = v else {
             return Err(v);
         };
@@ -124,16 +124,19 @@ impl Interpreter {
         let nan = if (rate * self.tape.blame_bound(node)).is_finite() {
             None
         } else {
-            value.first_nan()
+            value
+                .first_nan()
+                .map(|position| nan_at(value.shape(), position))
         };
         self.tape.records[record].value = value;
         self.overwrite(name, Value::Matrix(m, None));
         Ok(nan)
     }
 
-    /// `Nudge` made a NaN: the value and its blame were both infinite there.
-    fn nudge_nan(&self, span: Span, (r, c): (usize, usize)) -> Diagnostic {
-        Diagnostic::new(span, format!("Nudge made a NaN (not a number) at row {r}, column {c}"))
+    /// `Nudge` made a NaN `at` (see [`nan_at`]): the value and its blame
+    /// were both infinite there.
+    fn nudge_nan(&self, span: Span, at: String) -> Diagnostic {
+        Diagnostic::new(span, format!("Nudge made a NaN (not a number){at}"))
             .with_label(span, "this Nudge gives NaN")
             .with_hint("the value there is infinite, and so is the rate times its blame, with the same sign: inf - inf is NaN")
     }
@@ -172,7 +175,7 @@ impl Interpreter {
                 let blame = self.tape.blame_of(node);
                 let v = match self.nudge_shared(&name, v, node, &blame, rate) {
                     Ok(None) => return Ok(None),
-                    Ok(Some(position)) => return fail(self.nudge_nan(span, position)),
+                    Ok(Some(at)) => return fail(self.nudge_nan(span, at)),
                     Err(v) => v,
                 };
                 let new = match (&v, blame) {
@@ -189,12 +192,14 @@ impl Interpreter {
                     (other, _) => other.clone(),
                 };
                 let nan = match &new {
-                    Value::Real(x, _) => x.is_nan().then_some((1, 1)),
-                    Value::Matrix(m, _) => Tensor::Matrix(m.clone()).first_nan(),
+                    Value::Real(x, _) => x.is_nan().then(String::new),
+                    Value::Matrix(m, _) => Tensor::Matrix(m.clone())
+                        .first_nan()
+                        .map(|position| nan_at(m.dim(), position)),
                     _ => None,
                 };
-                if let Some(position) = nan {
-                    return fail(self.nudge_nan(span, position));
+                if let Some(at) = nan {
+                    return fail(self.nudge_nan(span, at));
                 }
                 self.overwrite(&name, new);
                 return Ok(None);
@@ -893,11 +898,7 @@ impl Interpreter {
                 let numeric = (up - down) / (2.0 * step);
                 let gap = (numeric - blame.view()[(i, j)]).abs();
                 if gap.is_nan() {
-                    let at = if (rows, cols) == (1, 1) {
-                        String::new()
-                    } else {
-                        format!(" at row {}, column {}", i + 1, j + 1)
-                    };
+                    let at = nan_at((rows, cols), (i + 1, j + 1));
                     return fail(
                         Diagnostic::new(
                             arg.value.span,

@@ -381,7 +381,10 @@ impl Interpreter {
         };
         if let Err(e) = self.tape.walk(node) {
             let record = &self.tape.records[e.record];
-            let (r, c) = e.position;
+            let at = nan_at(
+                self.tape.records[record.inputs[e.input] as usize].shape,
+                e.position,
+            );
             let (op, input) = (record.op.name(), e.input + 1);
             let (what, label, hint) = if e.summed {
                 (
@@ -400,7 +403,7 @@ impl Interpreter {
                 Diagnostic::new(
                     record.span,
                     format!(
-                        "the reverse walk made a NaN: the per-link rule of {op} gave input {input} {what} at row {r}, column {c}"
+                        "the reverse walk made a NaN: the per-link rule of {op} gave input {input} {what}{at}"
                     ),
                 )
                 .with_label(record.span, label)
@@ -438,12 +441,7 @@ impl Interpreter {
             None => output.bound(),
         };
         if bound.is_nan() {
-            let (r, c) = output.first_nan().unwrap_or((1, 1));
-            let at = if output.shape() == (1, 1) {
-                String::new()
-            } else {
-                format!(" at row {r}, column {c}")
-            };
+            let at = nan_at(output.shape(), output.first_nan().unwrap_or((1, 1)));
             let name = match op.name() {
                 symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
                 word => word.to_string(),
@@ -1368,5 +1366,15 @@ fn retag(v: Value, tag: Option<NodeRef>) -> Value {
         Value::Real(x, _) => Value::Real(x, tag),
         Value::Matrix(m, _) => Value::Matrix(m, tag),
         other => other,
+    }
+}
+
+/// Where a NaN is, for a message: " at row r, column c" (1-based) in a
+/// matrix, nothing for a number.
+pub(crate) fn nan_at(shape: (usize, usize), (r, c): (usize, usize)) -> String {
+    if shape == (1, 1) {
+        String::new()
+    } else {
+        format!(" at row {r}, column {c}")
     }
 }
