@@ -189,36 +189,35 @@ impl Interpreter {
         Ok(())
     }
 
+    /// Runs a statement that holds no other statement; inside a tape, the
+    /// values it recorded that nothing will read are then let go
+    /// ([`crate::tape::Tape::release_unread`]).
+    fn simple_statement(
+        &mut self,
+        span: Span,
+        run: impl FnOnce(&mut Self) -> Flow<()>,
+    ) -> Flow<()> {
+        self.current_stmt = span;
+        let from = self.tape.records.len();
+        run(self)?;
+        self.tape.release_unread(from);
+        Ok(())
+    }
+
     pub fn exec(&mut self, stmt: &Stmt) -> Flow<()> {
         match &stmt.kind {
             StmtKind::Empty | StmtKind::Routine(_) | StmtKind::Error => Ok(()),
-            StmtKind::Assign { target, value } => {
-                self.current_stmt = stmt.span;
-                let from = self.tape.records.len();
-                let v = self.eval(value)?;
-                self.assign_statement(target, v, stmt.span)?;
-                self.tape.release_unread(from);
-                Ok(())
-            }
+            StmtKind::Assign { target, value } => self.simple_statement(stmt.span, |me| {
+                let v = me.eval(value)?;
+                me.assign_statement(target, v, stmt.span)
+            }),
             StmtKind::AssignIndex {
                 target,
                 row,
                 col,
                 value,
-            } => {
-                self.current_stmt = stmt.span;
-                let from = self.tape.records.len();
-                self.assign_element(target, row, col, value)?;
-                self.tape.release_unread(from);
-                Ok(())
-            }
-            StmtKind::Expr(e) => {
-                self.current_stmt = stmt.span;
-                let from = self.tape.records.len();
-                self.exec_expr(e)?;
-                self.tape.release_unread(from);
-                Ok(())
-            }
+            } => self.simple_statement(stmt.span, |me| me.assign_element(target, row, col, value)),
+            StmtKind::Expr(e) => self.simple_statement(stmt.span, |me| me.exec_expr(e).map(|_| ())),
             StmtKind::Block(body) => self.exec_block(body),
             StmtKind::If {
                 cond,
