@@ -417,7 +417,18 @@ impl Interpreter {
     fn node_of(&mut self, v: &Value, span: Span) -> u32 {
         match self.tape.find(v.tag()) {
             Some(node) => node,
-            None => self.tape.push(Op::Leaf, Inputs::new(), to_tensor(v), span),
+            None => {
+                let value = to_tensor(v);
+                // A number's bound is its own size; a matrix's is not known
+                // without reading it.
+                let bound = match value {
+                    Tensor::Scalar(x) => x.abs(),
+                    Tensor::Matrix(_) => f64::INFINITY,
+                };
+                let node = self.tape.push(Op::Leaf, Inputs::new(), value, span);
+                self.tape.records[node as usize].bound = bound;
+                node
+            }
         }
     }
 
@@ -462,20 +473,25 @@ impl Interpreter {
         Ok(from_tensor(output, Some(self.tape.node(node))))
     }
 
-    /// A finite bound on the size of every element of `op`'s output, found
-    /// without reading the output: for a matrix product whose two inputs are
-    /// records of the current tape with finite bounds (a record's value never
-    /// changes while a variable holds it with its tag). `None` otherwise.
+    /// A bound on the size of every element of `op`'s output, found without
+    /// reading the output ([`Op::output_bound`]), from its inputs' bounds: a
+    /// number's own size, and for a matrix the bound of its record on the
+    /// current tape (a record's value never changes while a variable holds
+    /// it with its tag). `None` where they prove none.
     fn known_bound(&self, op: &Op, args: &[(&Value, Span)], inputs: &[&Tensor]) -> Option<f64> {
-        if *op != Op::MatMul {
-            return None;
+        let mut bounds: SmallVec<[Option<f64>; 2]> = SmallVec::new();
+        let mut shapes: SmallVec<[(usize, usize); 2]> = SmallVec::new();
+        for ((value, _), input) in args.iter().zip(inputs) {
+            bounds.push(match input {
+                Tensor::Scalar(x) => Some(x.abs()),
+                Tensor::Matrix(_) => self
+                    .tape
+                    .find(value.tag())
+                    .map(|node| self.tape.records[node as usize].bound),
+            });
+            shapes.push(input.shape());
         }
-        let size = |k: usize| {
-            let node = self.tape.find(args[k].0.tag())?;
-            Some(self.tape.records[node as usize].bound)
-        };
-        let inner = inputs[0].shape().1;
-        Some(crate::tape::ops::product_bound(size(0)?, size(1)?, inner)).filter(|b| b.is_finite())
+        op.output_bound(&bounds, &shapes)
     }
 
     fn op_error(&self, e: OpError, args: &[(&Value, Span)], span: Span) -> Diagnostic {

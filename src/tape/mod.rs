@@ -173,9 +173,10 @@ impl Tape {
     /// newest to the oldest hands its blame to its inputs by its per-link
     /// rule, adding up where a value is used more than once.
     ///
-    /// Every share is checked for NaN, except where bounds on the sizes of
-    /// its factors prove it has none: a matrix product's, when its other
-    /// input's value and the blame both have finite bounds.
+    /// Every share is checked for NaN, except where bounds on the blame, the
+    /// inputs and the output prove it has none ([`ops::Op::share_bounds`]):
+    /// a matrix product's, when its other input's value and the blame both
+    /// have finite bounds, a `Tanh`'s when the blame's is finite, and so on.
     pub fn walk(&mut self, result: u32) -> Result<(), WalkError> {
         let n = result as usize + 1;
         self.open = false;
@@ -198,18 +199,18 @@ impl Tape {
                     inputs.push(&self.records[k as usize].value);
                     shapes.push(self.records[k as usize].shape);
                 }
-                let known = match record.op {
-                    // blame · bᵀ and aᵀ · blame, for blame m×n.
-                    Op::MatMul => {
-                        let (m, n) = blame.shape();
-                        let size = |k: usize| self.records[record.inputs[k] as usize].bound;
-                        [
-                            ops::product_bound(bounds[i], size(1), n),
-                            ops::product_bound(size(0), bounds[i], m),
-                        ]
-                    }
-                    _ => [f64::INFINITY; 2],
-                };
+                let input_bounds: SmallVec<[f64; 2]> = record
+                    .inputs
+                    .iter()
+                    .map(|&k| self.records[k as usize].bound)
+                    .collect();
+                let known = record.op.share_bounds(
+                    bounds[i],
+                    &input_bounds,
+                    record.bound,
+                    &shapes,
+                    blame.shape(),
+                );
                 let shares = record
                     .op
                     .per_link_rule(&inputs, &shapes, &record.value, &blame);
@@ -217,7 +218,7 @@ impl Tape {
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
                     let size = match known.get(k) {
-                        Some(&size) if size.is_finite() => size,
+                        Some(&Some(size)) => size,
                         _ => share.bound(),
                     };
                     if size.is_nan() {

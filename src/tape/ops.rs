@@ -492,6 +492,132 @@ impl Op {
         Reads { inputs, output }
     }
 
+    /// A bound on the size of every element of the output that the inputs'
+    /// bounds prove, so that the output need not be read for a NaN:
+    /// `inputs[k]` bounds input `k`'s elements (`None`: not known), and
+    /// `shapes[k]` is its shape. `None` where nothing is proved.
+    ///
+    /// A bound may be infinite where the output only copies its inputs
+    /// (some element may be infinite; none is NaN); a bound that rests on
+    /// arithmetic is finite or `None`. A NaN bound (a number input that is
+    /// NaN) is handed on where the output copies it.
+    pub fn output_bound(&self, inputs: &[Option<f64>], shapes: &[(usize, usize)]) -> Option<f64> {
+        let finite = |b: f64| Some(b).filter(|b| b.is_finite());
+        let input = |k: usize| inputs.get(k).copied().flatten();
+        match self {
+            Op::MatMul => finite(product_bound(input(0)?, input(1)?, shapes[0].1)),
+            Op::Elementwise(Elementwise::Add | Elementwise::Sub) => {
+                finite(sum_bound(input(0)?, input(1)?))
+            }
+            Op::Elementwise(Elementwise::Mul) => finite(product_bound(input(0)?, input(1)?, 1)),
+            // The output's elements are some of the input's, or their negations.
+            Op::Neg
+            | Op::Transpose
+            | Op::RowRange(..)
+            | Op::ColRange(..)
+            | Op::Element(..)
+            | Op::Embed(_)
+            | Op::Unary(Unary::Abs | Unary::ReLU) => input(0),
+            Op::HStack | Op::VStack => {
+                let (a, b) = (input(0)?, input(1)?);
+                finite(a.max(b)).filter(|_| !a.is_nan() && !b.is_nan())
+            }
+            // tanh and the logistic function of any number but NaN lie in
+            // [-1, 1].
+            Op::Unary(Unary::Tanh | Unary::Sigmoid) => {
+                input(0).filter(|b| !b.is_nan()).map(|_| 1.0)
+            }
+            // e^(x - max) / (a sum that holds e^0 = 1): in [0, 1] when the
+            // row's largest element is finite (2 leaves room for rounding).
+            Op::RowSoftmax => finite(input(0)?).map(|_| 2.0),
+            // |x - mean| is at most √n standard deviations; an input below
+            // 1e100 keeps every square finite, and ε keeps the divisor from 0.
+            Op::LayerNorm => input(0)
+                .filter(|&b| b < 1e100)
+                .map(|_| 2.0 * (shapes[0].1 as f64).sqrt() + 1.0),
+            Op::Leaf
+            | Op::Elementwise(Elementwise::Div)
+            | Op::Unary(Unary::Exp | Unary::Log | Unary::Sqrt)
+            | Op::Sum
+            | Op::Mean
+            | Op::RowSum
+            | Op::RowMean
+            | Op::ColSum
+            | Op::CrossEntropy(_)
+            | Op::Literal(..) => None,
+        }
+    }
+
+    /// Bounds on the shares the per-link rule hands its inputs that the
+    /// blame's bound `g`, the inputs' bounds and the output's bound prove,
+    /// so that the shares need not be read for a NaN; `None` where nothing
+    /// is proved. `shapes` are the inputs' shapes and `out` the output's.
+    ///
+    /// As for [`Op::output_bound`], a share that only copies the blame (or
+    /// its negation, or parts of it) keeps `g` even when it is infinite; a
+    /// bound that rests on arithmetic is finite or `None`.
+    pub fn share_bounds(
+        &self,
+        g: f64,
+        inputs: &[f64],
+        output: f64,
+        shapes: &[(usize, usize)],
+        out: (usize, usize),
+    ) -> [Option<f64>; 2] {
+        let finite = |b: f64| Some(b).filter(|b| b.is_finite());
+        // How many of the blame's elements are summed into each element of
+        // input k's share (more than one where the input was broadcast).
+        let summed = |k: usize| (out.0 * out.1) / (shapes[k].0 * shapes[k].1).max(1);
+        let each = |b: Option<f64>| [b, b];
+        match self {
+            Op::Leaf => [None, None],
+            Op::MatMul => [
+                finite(product_bound(g, inputs[1], out.1)),
+                finite(product_bound(inputs[0], g, out.0)),
+            ],
+            Op::Elementwise(Elementwise::Add | Elementwise::Sub) => {
+                [0, 1].map(|k| match summed(k) {
+                    1 => Some(g),
+                    terms => finite(product_bound(g, 1.0, terms)),
+                })
+            }
+            Op::Elementwise(Elementwise::Mul) => {
+                [0, 1].map(|k| finite(product_bound(g, inputs[1 - k], summed(k))))
+            }
+            Op::Elementwise(Elementwise::Div) => [None, None],
+            // Copies of the blame, its negation, parts of it, or it scaled by
+            // at most 1, with zeros.
+            Op::Neg
+            | Op::Transpose
+            | Op::Sum
+            | Op::Mean
+            | Op::RowSum
+            | Op::RowMean
+            | Op::ColSum
+            | Op::RowRange(..)
+            | Op::ColRange(..)
+            | Op::HStack
+            | Op::VStack
+            | Op::Element(..)
+            | Op::Literal(..) => [Some(g), Some(g)],
+            // g·(1 - y²), g·y, g·y(1 - y): the slope is bounded by the output's.
+            Op::Unary(Unary::Tanh) => each(finite(product_bound(g, 1.0 + output * output, 1))),
+            Op::Unary(Unary::Exp) => each(finite(product_bound(g, output, 1))),
+            Op::Unary(Unary::Sigmoid) => each(finite(product_bound(g, output * (1.0 + output), 1))),
+            // g times 1, -1 or 0: finite blame only, as inf · 0 is NaN.
+            Op::Unary(Unary::ReLU | Unary::Abs) => each(finite(g)),
+            Op::Unary(Unary::Log | Unary::Sqrt) => [None, None],
+            // y·(g - Σ y·g) over a row of n.
+            Op::RowSoftmax => each(finite(2.0 * g * output * (1.0 + out.1 as f64 * output))),
+            // (g - mean g - ŷ·mean(g·ŷ)) / std: 1/std is at most 1/√ε < 317.
+            Op::LayerNorm => each(finite(g * (2.0 + output * output) * 640.0)),
+            // Each table row sums the blame of each place its row was used.
+            Op::Embed(ids) => each(finite(product_bound(g, 1.0, ids.len()))),
+            // (softmax - one-hot)·g/n, with each softmax element in [0, 1].
+            Op::CrossEntropy(_) => each(finite(4.0 * g)),
+        }
+    }
+
     /// The per-link rule: given the inputs, the output and the blame that
     /// reached the output, the blame each input receives (`None` where no
     /// blame flows).
