@@ -3,8 +3,11 @@
 //! broadcast form. The loss is `Sum(Hadamard(output, W))` for a random W, so
 //! the blame reaching the output is W and every element matters.
 
+mod common;
+
 use std::rc::Rc;
 
+use common::{run_within, shape};
 use ndarray::Array2;
 use tapec::eval::random::Random;
 use tapec::tape::ops::{Elementwise, Op, Tensor, Unary};
@@ -96,10 +99,6 @@ fn check(op: Op, inputs: Vec<Tensor>, rng: &mut Random) {
             );
         }
     }
-}
-
-fn shape(rng: &mut Random) -> (usize, usize) {
-    (rng.int_in(1, 4) as usize, rng.int_in(1, 5) as usize)
 }
 
 const ROUNDS: usize = 25;
@@ -238,15 +237,7 @@ fn softmax_with_a_causal_mask_gives_zero_blame_to_the_future() {
 fn elementwise_functions_on_matrices_and_numbers() {
     let mut rng = Random::default();
     rng.seed(4);
-    for u in [
-        Unary::Tanh,
-        Unary::Exp,
-        Unary::Log,
-        Unary::Sqrt,
-        Unary::ReLU,
-        Unary::Sigmoid,
-        Unary::Abs,
-    ] {
+    for u in Unary::ALL {
         for _ in 0..ROUNDS {
             let (m, n) = shape(&mut rng);
             let needs_positive = matches!(u, Unary::Log | Unary::Sqrt);
@@ -283,11 +274,9 @@ fn selections_stacks_and_literals() {
     for _ in 0..ROUNDS {
         let (m, n) = shape(&mut rng);
         let a = matrix(&mut rng, m, n);
-        let first = rng.int_in(0, m as i64 - 1) as usize;
-        let count = rng.int_in(1, (m - first) as i64) as usize;
+        let (first, count) = run_within(&mut rng, m);
         check(Op::RowRange(first, count), vec![a.clone()], &mut rng);
-        let first = rng.int_in(0, n as i64 - 1) as usize;
-        let count = rng.int_in(1, (n - first) as i64) as usize;
+        let (first, count) = run_within(&mut rng, n);
         check(Op::ColRange(first, count), vec![a.clone()], &mut rng);
         let other_cols = rng.int_in(1, 3) as usize;
         check(

@@ -5,8 +5,11 @@
 //! blames range over sizes from 1e-300 to 1e300, with zeros, negative
 //! zeros and infinities among them.
 
+mod common;
+
 use std::rc::Rc;
 
+use common::{run_within, shape};
 use ndarray::Array2;
 use tapec::eval::random::Random;
 use tapec::tape::ops::{Elementwise, Op, Tensor, Unary};
@@ -104,10 +107,6 @@ fn check(op: &Op, inputs: &[Tensor], rng: &mut Random) -> bool {
     true
 }
 
-fn shape(rng: &mut Random) -> (usize, usize) {
-    (rng.int_in(1, 4) as usize, rng.int_in(1, 5) as usize)
-}
-
 const ROUNDS: usize = 400;
 
 #[test]
@@ -174,15 +173,7 @@ fn reductions_functions_and_normalisations() {
         ] {
             check(&op, std::slice::from_ref(&a), &mut rng);
         }
-        for u in [
-            Unary::Tanh,
-            Unary::Exp,
-            Unary::Log,
-            Unary::Sqrt,
-            Unary::ReLU,
-            Unary::Sigmoid,
-            Unary::Abs,
-        ] {
+        for u in Unary::ALL {
             check(&Op::Unary(u), std::slice::from_ref(&a), &mut rng);
             check(
                 &Op::Unary(u),
@@ -207,15 +198,13 @@ fn selections_stacks_embeddings_and_literals() {
     for _ in 0..ROUNDS {
         let (m, n) = shape(&mut rng);
         let a = input(&mut rng, (m, n));
-        let first = rng.int_in(0, m as i64 - 1) as usize;
-        let count = rng.int_in(1, (m - first) as i64) as usize;
+        let (first, count) = run_within(&mut rng, m);
         check(
             &Op::RowRange(first, count),
             std::slice::from_ref(&a),
             &mut rng,
         );
-        let first = rng.int_in(0, n as i64 - 1) as usize;
-        let count = rng.int_in(1, (n - first) as i64) as usize;
+        let (first, count) = run_within(&mut rng, n);
         check(
             &Op::ColRange(first, count),
             std::slice::from_ref(&a),

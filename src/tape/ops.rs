@@ -177,6 +177,17 @@ pub enum Unary {
 }
 
 impl Unary {
+    /// Every elementwise function, in the order the language lists them.
+    pub const ALL: [Unary; 7] = [
+        Unary::Tanh,
+        Unary::Exp,
+        Unary::Log,
+        Unary::Sqrt,
+        Unary::ReLU,
+        Unary::Sigmoid,
+        Unary::Abs,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             Unary::Tanh => "Tanh",
