@@ -30,6 +30,11 @@ fn loss(op: &Op, inputs: &[Tensor], weights: &Tensor) -> f64 {
     (&out.view() * &weights.view()).sum()
 }
 
+/// Every element's bits, so that -0 and +0 differ.
+fn bits(t: &Tensor) -> Vec<u64> {
+    t.view().iter().map(|x| x.to_bits()).collect()
+}
+
 fn nudged(t: &Tensor, k: usize, delta: f64) -> Tensor {
     match t {
         Tensor::Scalar(x) => Tensor::Scalar(x + delta),
@@ -52,7 +57,7 @@ fn check(op: Op, inputs: Vec<Tensor>, rng: &mut Random) {
         Tensor::Matrix(m) => matrix(rng, m.nrows(), m.ncols()),
     };
     let shapes: Vec<(usize, usize)> = inputs.iter().map(Tensor::shape).collect();
-    let blame = op.per_link_rule(&refs, &shapes, &out, &weights);
+    let blame = op.per_link_rule(&refs, &shapes, &out, None, &weights);
     assert_eq!(blame.len(), inputs.len(), "{op:?}: one blame per input");
     // A rule that does not read its inputs' numbers, or its output's, gives
     // the same blame with empty stand-ins for them, as the tape passes once
@@ -71,12 +76,37 @@ fn check(op: Op, inputs: Vec<Tensor>, rng: &mut Random) {
         },
         &shapes,
         if op.reads().output { &out } else { &gone_out },
+        None,
         &weights,
     );
     assert_eq!(
         again, blame,
         "{op:?}: the same blame without what it does not read"
     );
+    // What the forward keeps spares the rule its own work, bit for bit, and
+    // with it the rule reads no input's numbers.
+    let (kept_out, kept) = op.forward_keeping(&refs).expect("forward");
+    assert_eq!(
+        bits(&kept_out),
+        bits(&out),
+        "{op:?}: the same output when keeping"
+    );
+    if let Some(kept) = kept {
+        let with_kept = op.per_link_rule(
+            &gone.iter().collect::<Vec<_>>(),
+            &shapes,
+            &out,
+            Some(&kept),
+            &weights,
+        );
+        for (a, b) in with_kept.iter().zip(&blame) {
+            assert_eq!(
+                a.as_ref().map(bits),
+                b.as_ref().map(bits),
+                "{op:?}: the same blame from what the forward kept"
+            );
+        }
+    }
     for (i, share) in blame.iter().enumerate() {
         let share = share.as_ref().expect("blame flows to every numeric input");
         assert_eq!(
@@ -226,7 +256,8 @@ fn softmax_with_a_causal_mask_gives_zero_blame_to_the_future() {
     let input = Tensor::matrix(x);
     let out = Op::RowSoftmax.forward(&[&input]).unwrap();
     assert_eq!(out.view()[(0, 1)], 0.0);
-    let blame = Op::RowSoftmax.per_link_rule(&[&input], &[(3, 3)], &out, &matrix(&mut rng, 3, 3));
+    let blame =
+        Op::RowSoftmax.per_link_rule(&[&input], &[(3, 3)], &out, None, &matrix(&mut rng, 3, 3));
     let b = blame[0].as_ref().unwrap().view().to_owned();
     assert_eq!(b[(0, 1)], 0.0);
     assert_eq!(b[(0, 2)], 0.0);
@@ -262,7 +293,7 @@ fn relu_and_abs_have_zero_blame_at_zero() {
     for u in [Unary::ReLU, Unary::Abs] {
         let x = Tensor::Scalar(0.0);
         let y = Op::Unary(u).forward(&[&x]).unwrap();
-        let b = Op::Unary(u).per_link_rule(&[&x], &[(1, 1)], &y, &Tensor::Scalar(1.0));
+        let b = Op::Unary(u).per_link_rule(&[&x], &[(1, 1)], &y, None, &Tensor::Scalar(1.0));
         assert_eq!(b[0], Some(Tensor::Scalar(0.0)));
     }
 }

@@ -89,7 +89,7 @@ fn check(op: &Op, inputs: &[Tensor], rng: &mut Random) -> bool {
         Tensor::Matrix(m) => input(rng, m.dim()),
     };
     let g = blame.bound();
-    let shares = op.per_link_rule(&refs, &shapes, &out, &blame);
+    let shares = op.per_link_rule(&refs, &shapes, &out, None, &blame);
     // The record holds the claimed bound where there is one, else the scan's.
     for out_bound in [Some(actual), claimed].into_iter().flatten() {
         let claims = op.share_bounds(g, &in_bounds, out_bound, &shapes, out.shape());

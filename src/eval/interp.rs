@@ -442,7 +442,7 @@ impl Interpreter {
         for t in &tensors {
             refs.push(t);
         }
-        let output = match op.forward(&refs) {
+        let (output, kept) = match op.forward_keeping(&refs) {
             Ok(t) => t,
             Err(e) => return fail(self.op_error(e, args, span)),
         };
@@ -469,7 +469,9 @@ impl Interpreter {
             inputs.push(self.node_of(v, *s));
         }
         let node = self.tape.push(op, inputs, output.clone(), span);
-        self.tape.records[node as usize].bound = bound;
+        let record = &mut self.tape.records[node as usize];
+        record.bound = bound;
+        record.kept = kept;
         Ok(from_tensor(output, Some(self.tape.node(node))))
     }
 

@@ -43,6 +43,8 @@ pub struct Record {
     /// No element of `value` is larger in size than this (infinity: not
     /// known). A finite bound also says there is no NaN.
     pub bound: f64,
+    /// What the forward kept for the per-link rule, if anything.
+    pub kept: Option<ops::Kept>,
     /// The variable that holds this value, for pictures and listings.
     pub name: Option<String>,
     /// The expression that made the value (for a leaf, where it was first read).
@@ -114,6 +116,7 @@ impl Tape {
             shape: value.shape(),
             value,
             bound: f64::INFINITY,
+            kept: None,
             name: None,
             span,
         });
@@ -211,9 +214,13 @@ impl Tape {
                     &shapes,
                     blame.shape(),
                 );
-                let shares = record
-                    .op
-                    .per_link_rule(&inputs, &shapes, &record.value, &blame);
+                let shares = record.op.per_link_rule(
+                    &inputs,
+                    &shapes,
+                    &record.value,
+                    record.kept.as_deref(),
+                    &blame,
+                );
                 drop(inputs);
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };

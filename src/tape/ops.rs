@@ -17,6 +17,13 @@ use smallvec::{SmallVec, smallvec};
 /// The blame each input receives from one record (`None`: no blame flows).
 pub type Blames = SmallVec<[Option<Tensor>; 2]>;
 
+/// Numbers an operation's forward worked out that its per-link rule needs
+/// again ([`Op::forward_keeping`]): for `CrossEntropy`, each row's shifted
+/// exps (e^(x - max)) row after row, then each row's sum of them; for
+/// `LayerNorm`, each row's 1/std. The rule given them skips that work and
+/// gives the same bits.
+pub type Kept = Rc<[f64]>;
+
 /// A value on the tape: a number or a matrix.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Tensor {
@@ -424,7 +431,7 @@ impl Op {
                 other => map(other, |x| u.apply(x)),
             }),
             Op::Unary(u) => Ok(map(inputs[0], |x| u.apply(x))),
-            Op::LayerNorm => Ok(Tensor::matrix(layer_norm(&inputs[0].view()))),
+            Op::LayerNorm | Op::CrossEntropy(_) => self.forward_keeping(inputs).map(|(out, _)| out),
             Op::Embed(ids) => {
                 let table = inputs[0].view();
                 let mut out = Vec::with_capacity(ids.len() * table.ncols());
@@ -438,15 +445,6 @@ impl Op {
                 Ok(Tensor::matrix(
                     Array2::from_shape_vec((ids.len(), table.ncols()), out).expect("rows × width"),
                 ))
-            }
-            Op::CrossEntropy(targets) => {
-                let logits = inputs[0].view();
-                let mut total = 0.0;
-                let mut scratch = Vec::new();
-                for (i, row) in logits.rows().into_iter().enumerate() {
-                    total += log_sum_exp(row, &mut scratch) - row[targets[i]];
-                }
-                Ok(Tensor::Scalar(total / targets.len() as f64))
             }
             Op::RowRange(first, count) => Ok(Tensor::matrix(
                 inputs[0]
@@ -469,6 +467,44 @@ impl Op {
                     Array2::from_shape_vec((*rows, *cols), values).expect("literal shape"),
                 ))
             }
+        }
+    }
+
+    /// [`Op::forward`], and what it worked out on the way that the per-link
+    /// rule would otherwise work out again (see [`Kept`]).
+    pub fn forward_keeping(&self, inputs: &[&Tensor]) -> Result<(Tensor, Option<Kept>), OpError> {
+        match self {
+            Op::CrossEntropy(targets) => {
+                let logits = inputs[0].view();
+                let (rows, cols) = logits.dim();
+                let mut kept = vec![0.0; rows * cols + rows];
+                let (exps, totals) = kept.split_at_mut(rows * cols);
+                let mut loss = 0.0;
+                for (i, (row, e)) in logits
+                    .rows()
+                    .into_iter()
+                    .zip(exps.chunks_mut(cols))
+                    .enumerate()
+                {
+                    let (max, total) = shifted_exp(row, e);
+                    totals[i] = total;
+                    let log_sum_exp = if max == f64::NEG_INFINITY {
+                        max
+                    } else {
+                        max + total.ln()
+                    };
+                    loss += log_sum_exp - row[targets[i]];
+                }
+                Ok((
+                    Tensor::Scalar(loss / targets.len() as f64),
+                    Some(kept.into()),
+                ))
+            }
+            Op::LayerNorm => {
+                let (out, rstd) = layer_norm(&inputs[0].view());
+                Ok((Tensor::matrix(out), Some(rstd.into())))
+            }
+            _ => Ok((self.forward(inputs)?, None)),
         }
     }
 
@@ -637,6 +673,7 @@ impl Op {
         inputs: &[&Tensor],
         shapes: &[(usize, usize)],
         output: &Tensor,
+        kept: Option<&[f64]>,
         blame: &Tensor,
     ) -> Blames {
         let g = blame.view();
@@ -757,19 +794,22 @@ impl Op {
                 smallvec![Some(out)]
             }
             Op::LayerNorm => {
-                // The output is the normalised input; each row's 1/std is
-                // found again by the forward's own arithmetic.
-                let (x, xhat) = (inputs[0].view(), output.view());
-                let n = x.ncols() as f64;
-                let mut out = Array2::zeros(x.dim());
-                for (((x_row, h_row), g_row), mut o) in x
+                // The output is the normalised input; each row's 1/std is the
+                // forward's, kept or found again by the forward's arithmetic.
+                let xhat = output.view();
+                let n = xhat.ncols() as f64;
+                let mut out = Array2::zeros(xhat.dim());
+                for (row, ((h_row, g_row), mut o)) in xhat
                     .rows()
                     .into_iter()
-                    .zip(xhat.rows())
                     .zip(g.rows())
                     .zip(out.rows_mut())
+                    .enumerate()
                 {
-                    let (_, rstd) = row_statistics(&x_row);
+                    let rstd = match kept {
+                        Some(rstd) => rstd[row],
+                        None => row_statistics(&inputs[0].view().row(row)).1,
+                    };
                     let mean_g = g_row.sum() / n;
                     let mean_gh: f64 = g_row
                         .iter()
@@ -793,12 +833,19 @@ impl Op {
                 smallvec![Some(Tensor::matrix(out))]
             }
             Op::CrossEntropy(targets) => {
-                let logits = inputs[0].view();
+                let (rows, cols) = shapes[0];
                 let scale = g[(0, 0)] / targets.len() as f64;
-                let mut out = Array2::zeros(logits.dim());
-                for (i, (row, mut o)) in logits.rows().into_iter().zip(out.rows_mut()).enumerate() {
+                let mut out = Array2::zeros((rows, cols));
+                for (i, mut o) in out.rows_mut().into_iter().enumerate() {
                     let o = o.as_slice_mut().expect("a row of a fresh matrix");
-                    let (_, total) = shifted_exp(row, o);
+                    // The forward's shifted exps and their sum, kept or found again.
+                    let total = match kept {
+                        Some(kept) => {
+                            o.copy_from_slice(&kept[i * cols..(i + 1) * cols]);
+                            kept[rows * cols + i]
+                        }
+                        None => shifted_exp(inputs[0].view().row(i), o).1,
+                    };
                     for e in o.iter_mut() {
                         *e = *e / total * scale;
                     }
@@ -1057,15 +1104,6 @@ fn shift_by_max(values: impl Iterator<Item = f64> + Clone, out: &mut [f64]) -> f
     max
 }
 
-fn log_sum_exp(row: ArrayView1<f64>, scratch: &mut Vec<f64>) -> f64 {
-    scratch.resize(row.len(), 0.0);
-    let (max, total) = shifted_exp(row, scratch);
-    if max == f64::NEG_INFINITY {
-        return max;
-    }
-    max + total.ln()
-}
-
 /// A row's mean and 1/std (with epsilon), the same bits wherever asked.
 fn row_statistics(row: &ArrayView1<f64>) -> (f64, f64) {
     let n = row.len() as f64;
@@ -1074,16 +1112,19 @@ fn row_statistics(row: &ArrayView1<f64>) -> (f64, f64) {
     (mean, 1.0 / (var + LAYER_NORM_EPSILON).sqrt())
 }
 
-/// Each row less its mean, over its standard deviation.
-fn layer_norm(x: &ArrayView2<f64>) -> Array2<f64> {
+/// Each row less its mean, over its standard deviation; and each row's
+/// 1/std.
+fn layer_norm(x: &ArrayView2<f64>) -> (Array2<f64>, Vec<f64>) {
     let mut out = Array2::zeros(x.dim());
+    let mut rstds = Vec::with_capacity(x.nrows());
     for (row, mut o) in x.rows().into_iter().zip(out.rows_mut()) {
         let (mean, rstd) = row_statistics(&row);
+        rstds.push(rstd);
         Zip::from(&mut o)
             .and(&row)
             .for_each(|o, &v| *o = (v - mean) * rstd);
     }
-    out
+    (out, rstds)
 }
 
 fn stack(axis: Axis, a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
