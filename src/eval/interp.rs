@@ -21,7 +21,7 @@ use super::random::Random;
 use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
 use crate::syntax::tree::*;
-use crate::tape::ops::Elementwise;
+use crate::tape::ops::{Elementwise, PROVE_FROM};
 use crate::tape::{Inputs, NodeRef, Op, OpError, Tape, Tensor};
 use smallvec::SmallVec;
 
@@ -442,14 +442,21 @@ impl Interpreter {
         for t in &tensors {
             refs.push(t);
         }
-        let (output, kept) = match op.forward_keeping(&refs) {
+        let done = if op.keeps() {
+            op.forward_keeping(&refs)
+        } else {
+            op.forward(&refs).map(|output| (output, None))
+        };
+        let (output, kept) = match done {
             Ok(t) => t,
             Err(e) => return fail(self.op_error(e, args, span)),
         };
-        let bound = match self.known_bound(&op, args, &refs) {
-            Some(bound) => bound,
-            None => output.bound(),
+        let proved = if output.len() >= PROVE_FROM {
+            self.known_bound(&op, args, &refs)
+        } else {
+            None
         };
+        let bound = proved.unwrap_or_else(|| output.bound());
         if bound.is_nan() {
             let at = nan_at(output.shape(), output.first_nan().unwrap_or((1, 1)));
             let name = match op.name() {

@@ -202,18 +202,6 @@ impl Tape {
                     inputs.push(&self.records[k as usize].value);
                     shapes.push(self.records[k as usize].shape);
                 }
-                let input_bounds: SmallVec<[f64; 2]> = record
-                    .inputs
-                    .iter()
-                    .map(|&k| self.records[k as usize].bound)
-                    .collect();
-                let known = record.op.share_bounds(
-                    bounds[i],
-                    &input_bounds,
-                    record.bound,
-                    &shapes,
-                    blame.shape(),
-                );
                 let shares = record.op.per_link_rule(
                     &inputs,
                     &shapes,
@@ -222,12 +210,31 @@ impl Tape {
                     &blame,
                 );
                 drop(inputs);
+                // Proved once for the record, and only if a share is large
+                // enough for the proof to cost less than a scan.
+                let mut known: Option<[Option<f64>; 2]> = None;
                 for (k, share) in shares.into_iter().enumerate() {
                     let Some(share) = share else { continue };
-                    let size = match known.get(k) {
-                        Some(&Some(size)) => size,
-                        _ => share.bound(),
+                    let proved = if share.len() >= ops::PROVE_FROM {
+                        let known = known.get_or_insert_with(|| {
+                            let input_bounds: SmallVec<[f64; 2]> = record
+                                .inputs
+                                .iter()
+                                .map(|&k| self.records[k as usize].bound)
+                                .collect();
+                            record.op.share_bounds(
+                                bounds[i],
+                                &input_bounds,
+                                record.bound,
+                                &shapes,
+                                blame.shape(),
+                            )
+                        });
+                        known.get(k).copied().flatten()
+                    } else {
+                        None
                     };
+                    let size = proved.unwrap_or_else(|| share.bound());
                     if size.is_nan() {
                         self.blame[i] = Some(blame);
                         return Err(WalkError {

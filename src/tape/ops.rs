@@ -32,6 +32,20 @@ pub enum Tensor {
 }
 
 impl Tensor {
+    /// How many numbers it holds.
+    pub fn len(&self) -> usize {
+        match self {
+            Tensor::Scalar(_) => 1,
+            Tensor::Matrix(m) => m.len(),
+        }
+    }
+
+    /// Whether it holds no number: only the stand-in for a value the tape
+    /// let go of.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     pub fn shape(&self) -> (usize, usize) {
         match self {
             Tensor::Scalar(_) => (1, 1),
@@ -358,6 +372,11 @@ pub fn sum_bound(a: f64, b: f64) -> f64 {
     (a + b) * 2.0
 }
 
+/// Below this many elements a value is scanned for NaN rather than its
+/// bound proved ([`Op::output_bound`], [`Op::share_bounds`]): for so few,
+/// the scan costs less.
+pub const PROVE_FROM: usize = 64;
+
 /// `LayerNorm`'s epsilon, inside the square root.
 pub const LAYER_NORM_EPSILON: f64 = 1e-5;
 
@@ -468,6 +487,12 @@ impl Op {
                 ))
             }
         }
+    }
+
+    /// Whether [`Op::forward_keeping`] keeps anything: `CrossEntropy` and
+    /// `LayerNorm`.
+    pub fn keeps(&self) -> bool {
+        matches!(self, Op::CrossEntropy(_) | Op::LayerNorm)
     }
 
     /// [`Op::forward`], and what it worked out on the way that the per-link
