@@ -417,18 +417,7 @@ impl Interpreter {
     fn node_of(&mut self, v: &Value, span: Span) -> u32 {
         match self.tape.find(v.tag()) {
             Some(node) => node,
-            None => {
-                let value = to_tensor(v);
-                // A number's bound is its own size; a matrix's is not known
-                // without reading it.
-                let bound = match value {
-                    Tensor::Scalar(x) => x.abs(),
-                    Tensor::Matrix(_) => f64::INFINITY,
-                };
-                let node = self.tape.push(Op::Leaf, Inputs::new(), value, span);
-                self.tape.records[node as usize].bound = bound;
-                node
-            }
+            None => self.tape.push(Op::Leaf, Inputs::new(), to_tensor(v), span),
         }
     }
 

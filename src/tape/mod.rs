@@ -110,12 +110,18 @@ impl Tape {
     }
 
     pub fn push(&mut self, op: Op, inputs: Inputs, value: Tensor, span: Span) -> u32 {
+        // A number's bound is its own size; a matrix's is not known without
+        // reading it (the caller sets it where it knows one).
+        let bound = match value {
+            Tensor::Scalar(x) => x.abs(),
+            Tensor::Matrix(_) => f64::INFINITY,
+        };
         self.records.push(Record {
             op,
             inputs,
             shape: value.shape(),
             value,
-            bound: f64::INFINITY,
+            bound,
             kept: None,
             name: None,
             span,
