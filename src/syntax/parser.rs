@@ -66,6 +66,12 @@ pub fn parse_tokens(
     (program.unwrap_or_default(), diagnostics)
 }
 
+/// A parse error of the parser's own, with the words for its label after
+/// the first line break (split off again by [`to_diagnostic`]).
+fn custom<'t>(span: SimpleSpan, message: &str, label: &str) -> Rich<'t, Token, SimpleSpan> {
+    Rich::custom(span, format!("{message}\n{label}"))
+}
+
 fn describe(pattern: &RichPattern<'_, Token>) -> Option<String> {
     Some(match pattern {
         RichPattern::Token(t) => format!("{}", &**t),
@@ -109,14 +115,22 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
         n if n <= 6 => format!("{} or {}", expected[..n - 1].join(", "), expected[n - 1]),
         _ => format!("{}, or something else", expected[..5].join(", ")),
     };
-    let message = match error.reason() {
-        chumsky::error::RichReason::Custom(text) => text.clone(),
-        _ if wanted.is_empty() => format!("unexpected {found}"),
-        _ => format!("expected {wanted}, found {found}"),
-    };
-    let label = match error.found() {
-        Some(_) => "not expected here".to_string(),
-        None => "the file ends here".to_string(),
+    let (message, label) = match (error.reason(), error.found()) {
+        (chumsky::error::RichReason::Custom(text), _) => match text.split_once('\n') {
+            Some((message, label)) => (message.to_string(), label.to_string()),
+            None => (text.clone(), "here".to_string()),
+        },
+        (_, found_token) => (
+            if wanted.is_empty() {
+                format!("unexpected {found}")
+            } else {
+                format!("expected {wanted}, found {found}")
+            },
+            match found_token {
+                Some(_) => "not expected here".to_string(),
+                None => "the file ends here".to_string(),
+            },
+        ),
     };
     let mut d = Diagnostic::new(span, message).with_label(span, label);
     match error.found() {
@@ -199,15 +213,19 @@ where
         .map_with(move |text, e| Name::new(text, sp(e.span())))
         .labelled("a name");
 
+    // Labelled before the check, so an unknown name keeps its own message.
     let type_name = select! { Token::Ident(name) => name }
+        .labelled("a type")
         .try_map(move |name, span: SimpleSpan| match TypeName::from_name(&name) {
             Some(t) => Ok((t, sp(span))),
-            None => Err(Rich::custom(
+            None => Err(custom(
                 span,
-                format!("`{name}` is not a type: the types are Integer, Real, Boolean, String and Matrix"),
+                &format!(
+                    "`{name}` is not a type: the types are Integer, Real, Boolean, String and Matrix"
+                ),
+                "not a type",
             )),
-        })
-        .labelled("a type");
+        });
 
     let expr = recursive(|expr| {
         let arg = expr
@@ -523,17 +541,19 @@ where
                     ExprKind::Index { target: inner, row, col } => match inner.kind {
                         ExprKind::Name(name) => StmtKind::AssignIndex { target: name, row: *row, col: *col, value },
                         _ => {
-                            emitter.emit(Rich::custom(
+                            emitter.emit(custom(
                                 SimpleSpan::from(inner.span.start..inner.span.end),
                                 "only an element of a variable can be assigned: write `m[i, j] := x`",
+                                "not a variable",
                             ));
                             StmtKind::Error
                         }
                     },
                     _ => {
-                        emitter.emit(Rich::custom(
+                        emitter.emit(custom(
                             SimpleSpan::from(target.span.start..assign_span.end),
                             "the left of `:=` must be a variable or an element `m[i, j]`",
+                            "cannot be assigned",
                         ));
                         StmtKind::Error
                     }
