@@ -73,11 +73,16 @@ impl RunOptions {
 }
 
 /// Decodes a file's bytes; invalid UTF-8 is an error at the first bad byte.
+/// A byte-order mark at the start, which some editors write, is dropped (as
+/// editors do not show it, positions then match what they show).
 pub fn decode_source(
     sources: &mut SourceMap,
     name: &str,
-    bytes: Vec<u8>,
+    mut bytes: Vec<u8>,
 ) -> Result<usize, Diagnostic> {
+    if bytes.starts_with("\u{feff}".as_bytes()) {
+        bytes.drain(..3);
+    }
     match String::from_utf8(bytes) {
         Ok(text) => Ok(sources.add(name, text)),
         Err(e) => {
