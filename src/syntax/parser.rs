@@ -138,6 +138,12 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
             d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`")
         }
         Some(Token::Eq) => d = d.with_hint("assignment is written `:=`"),
+        Some(Token::End) if expected.iter().any(|e| e == "the end of the file") => {
+            d = d.with_hint(
+                "this `end` closes no `begin` or `tape`: its `begin` may be missing, \
+                 or an earlier `end` already closed the block",
+            )
+        }
         None if expected.iter().any(|e| e == "`end`") => {
             d = d.with_hint("a `begin` or `tape` block is still open: close it with `end`")
         }
@@ -592,8 +598,10 @@ where
         .or_not();
     header
         .then(stmt.separated_by(just(Token::Semi)).collect::<Vec<_>>())
-        .then_ignore(just(Token::Dot).or_not())
-        .then_ignore(end().labelled("the end of the file after `end.`"))
+        .then_ignore(choice((
+            just(Token::Dot).ignore_then(end().labelled("the end of the file after the final `.`")),
+            end().labelled("the end of the file"),
+        )))
         .map(|(name, body)| Program { name, body })
 }
 
