@@ -109,6 +109,22 @@ impl SourceMap {
 
     /// Writes `diagnostic` as ariadne renders it, with or without colour.
     pub fn render(&self, diagnostic: &Diagnostic, color: bool, out: &mut dyn Write) {
+        if self.text(diagnostic.span.source).is_empty() {
+            // Nothing to show around it (a file that could not be read).
+            let head = if color {
+                "\x1b[31mError:\x1b[0m"
+            } else {
+                "Error:"
+            };
+            let _ = writeln!(out, "{head} {}", diagnostic.message);
+            for hint in &diagnostic.hints {
+                let _ = writeln!(out, "Help: {hint}");
+            }
+            for note in &diagnostic.notes {
+                let _ = writeln!(out, "Note: {note}");
+            }
+            return;
+        }
         let clamp = |span: Span| {
             let text = self.text(span.source);
             let start = floor_char_boundary(text, span.start.min(text.len()));
@@ -163,6 +179,16 @@ impl SourceMap {
         let mut out = Vec::new();
         self.render(diagnostic, false, &mut out);
         String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+/// Why a file could not be read or written, in plain words.
+pub fn io_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "no such file".to_string(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
+        std::io::ErrorKind::IsADirectory => "it is a folder, not a file".to_string(),
+        _ => e.to_string(),
     }
 }
 

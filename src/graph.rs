@@ -115,24 +115,39 @@ pub fn dot(tape: &Tape) -> String {
     out
 }
 
-/// Writes the picture of `tape` to `path`: DOT as it is, or SVG/PNG drawn
-/// by Graphviz's `dot`. The error is a sentence for the user.
-pub fn write(tape: &Tape, path: &Path) -> Result<(), String> {
-    let text = dot(tape);
-    let format = path
+/// The format a picture is written in, from its file name's ending: "dot"
+/// (also for `.gv` or no ending), "svg" or "png". Any other ending is an
+/// error, a sentence for the user, found before the program runs.
+pub fn format_of(path: &Path) -> Result<&'static str, String> {
+    let ending = path
         .extension()
         .and_then(|e| e.to_str())
         .unwrap_or("dot")
         .to_ascii_lowercase();
-    if format == "dot" || format == "gv" {
-        return std::fs::write(path, text)
-            .map_err(|e| format!("cannot write `{}`: {e}", path.display()));
-    }
-    if format != "svg" && format != "png" {
-        return Err(format!(
+    match ending.as_str() {
+        "dot" | "gv" => Ok("dot"),
+        "svg" => Ok("svg"),
+        "png" => Ok("png"),
+        _ => Err(format!(
             "cannot draw `{}`: the picture can be written as .dot, .svg or .png",
             path.display()
-        ));
+        )),
+    }
+}
+
+/// Writes the picture of `tape` to `path`: DOT as it is, or SVG/PNG drawn
+/// by Graphviz's `dot`. The error is a sentence for the user.
+pub fn write(tape: &Tape, path: &Path) -> Result<(), String> {
+    let text = dot(tape);
+    let format = format_of(path)?;
+    if format == "dot" {
+        return std::fs::write(path, text).map_err(|e| {
+            let reason = match e.kind() {
+                std::io::ErrorKind::NotFound => "its folder does not exist".to_string(),
+                _ => crate::diagnostic::io_reason(&e),
+            };
+            format!("cannot write `{}`: {reason}", path.display())
+        });
     }
     let child = Command::new("dot")
         .arg(format!("-T{format}"))

@@ -115,7 +115,7 @@ fn load(
             let id = sources.add(name.clone(), String::new());
             return Err(vec![Diagnostic::new(
                 Span::new(id, 0, 0),
-                format!("cannot read `{name}`: {e}"),
+                format!("cannot read `{name}`: {}", diagnostic::io_reason(&e)),
             )]);
         }
     };
@@ -168,6 +168,12 @@ pub fn graph_file(
     out: Box<dyn Write>,
     err: &mut dyn Write,
 ) -> i32 {
+    // A picture that cannot be written in any case is refused before a
+    // program that may run for long.
+    if let Some(Err(message)) = picture.map(graph::format_of) {
+        let _ = writeln!(err, "tapec: {message}");
+        return EXIT_ERROR;
+    }
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);
     let (program_out, mut dot_out): (Box<dyn Write>, Option<Box<dyn Write>>) = match picture {

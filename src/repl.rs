@@ -357,7 +357,11 @@ impl Repl {
                             Err(d) => self.report(&d),
                         }
                     }
-                    Err(e) => self.say(&format!("cannot read `{}`: {e}\n", path.display())),
+                    Err(e) => self.say(&format!(
+                        "cannot read `{}`: {}\n",
+                        path.display(),
+                        crate::diagnostic::io_reason(&e)
+                    )),
                 }
             }
             "reset" => {

@@ -129,6 +129,20 @@ fn wrong_programs_fail_with_their_golden_diagnostic() {
     run_dir("tests/errors", false);
 }
 
+/// A program file that cannot be read has nothing to show around the
+/// error: one plain line, and exit status 1.
+#[test]
+fn a_program_that_cannot_be_read_is_one_plain_line() {
+    for (path, reason) in [
+        ("tests/errors/no-such-program.tape", "no such file"),
+        ("tests/errors", "it is a folder, not a file"),
+    ] {
+        let (out, err, code) = tapec::run_captured(Path::new(path), &[], None);
+        assert_eq!((out.as_str(), code), ("", 1));
+        assert_eq!(err, format!("Error: cannot read `{path}`: {reason}\n"));
+    }
+}
+
 #[test]
 fn repl_transcripts_print_their_golden_output() {
     let mut failures = Vec::new();

@@ -55,6 +55,46 @@ fn the_attention_tape_as_dot_matches_its_golden_file() {
     assert_eq!(dot.matches("blame:").count(), 10);
 }
 
+/// `tapec graph` with `-o` naming a picture it cannot write: an ending it
+/// does not know is refused before the program runs (the program's output
+/// never appears); a folder that does not exist after it has run.
+#[test]
+fn a_picture_that_cannot_be_written_is_an_error() {
+    let graph = |out: &str| {
+        let opts = tapec::RunOptions::new("programs/knob.tape");
+        let out = Path::new(out).to_path_buf();
+        tapec::with_big_stack(move || {
+            let program_out = SharedBuffer::default();
+            let mut err = Vec::new();
+            let code =
+                tapec::graph_file(&opts, Some(&out), Box::new(program_out.clone()), &mut err);
+            (
+                code,
+                program_out.text(),
+                String::from_utf8_lossy(&err).into_owned(),
+            )
+        })
+    };
+    let (code, out, err) = graph("tape.jpeg");
+    assert_eq!(code, 1);
+    assert_eq!(out, "", "the program ran");
+    assert_eq!(
+        err,
+        "tapec: cannot draw `tape.jpeg`: the picture can be written as .dot, .svg or .png\n"
+    );
+    let missing = scratch().join("no-such-folder").join("tape.dot");
+    let (code, out, err) = graph(&missing.display().to_string());
+    assert_eq!(code, 1);
+    assert!(out.contains("the knob settles near"), "{out}");
+    assert_eq!(
+        err,
+        format!(
+            "tapec: cannot write `{}`: its folder does not exist\n",
+            missing.display()
+        )
+    );
+}
+
 #[test]
 fn the_picture_renders_to_well_formed_svg_when_graphviz_is_installed() {
     if std::process::Command::new("dot")

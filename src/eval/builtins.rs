@@ -534,7 +534,11 @@ impl Interpreter {
                         return fail(
                             Diagnostic::new(
                                 s(0),
-                                format!("cannot read `{}`: {}", full.display(), io_reason(&e)),
+                                format!(
+                                    "cannot read `{}`: {}",
+                                    full.display(),
+                                    crate::diagnostic::io_reason(&e)
+                                ),
                             )
                             .with_label(s(0), "this path")
                             .with_hint("a path is relative to the program file's folder"),
@@ -676,7 +680,11 @@ impl Interpreter {
                     return fail(
                         Diagnostic::new(
                             s(1),
-                            format!("cannot write `{}`: {}", full.display(), io_reason(&e)),
+                            format!(
+                                "cannot write `{}`: {}",
+                                full.display(),
+                                crate::diagnostic::io_reason(&e)
+                            ),
                         )
                         .with_label(s(1), "this path"),
                     );
@@ -912,13 +920,5 @@ impl Interpreter {
             }
         }
         Ok(Value::Real(worst, None))
-    }
-}
-
-fn io_reason(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "no such file".to_string(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
-        _ => e.to_string(),
     }
 }
