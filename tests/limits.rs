@@ -1,6 +1,7 @@
 //! Limits end with a diagnostic and status 1, never a crash: source nested
 //! 100,000 deep, a 200,000-term expression (which must run), endless
-//! recursion, and a matrix too large to allocate.
+//! recursion, a matrix too large to allocate, and a string grown past
+//! 256 MiB.
 
 fn run(text: String) -> (String, String, i32) {
     let dir = std::env::temp_dir().join(format!("tapec-limits-{}", std::process::id()));
@@ -92,4 +93,27 @@ fn an_oversized_matrix_is_refused_before_allocation() {
         "m := Embed(Zeros(2, 20000), Ones(1, 20000));".to_string(),
         "is too large",
     );
+}
+
+/// A string doubled in a loop stops at 2^28 bytes rather than take all the
+/// memory; a file that never ends is refused after 2^28 bytes as well; and
+/// a string of exactly 2^28 bytes is allowed.
+#[test]
+fn a_string_past_256_mib_is_refused() {
+    let (out, err, code) = run(
+        "s := 'a';\nfor i := 1 to 28 do s := s + s;\nWriteLn(Length(s));\ns := s + 'b';"
+            .to_string(),
+    );
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(out, "268435456\n");
+    assert!(
+        err.contains("a string of 268435457 bytes is too long"),
+        "{err}"
+    );
+    if std::path::Path::new("/dev/zero").exists() {
+        fails_with(
+            "s := ReadText('/dev/zero');".to_string(),
+            "is too large to read: it holds more than 268435456 bytes",
+        );
+    }
 }

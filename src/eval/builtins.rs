@@ -9,7 +9,7 @@ use ndarray::Array2;
 
 use super::builtins_table::{Builtin, Kind};
 use super::format;
-use super::interp::{Flow, Interpreter, fail, from_tensor, nan_at};
+use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
 use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::Arg;
@@ -514,7 +514,29 @@ impl Interpreter {
             "ReadText" => {
                 let path = self.string(b, &vals, 0)?;
                 let full = self.base_dir.join(&*path);
-                match std::fs::read(&full) {
+                // At most one byte past the limit is read, so a file too
+                // large (or endless, as /dev/zero is) is refused.
+                let read = std::fs::File::open(&full).and_then(|file| {
+                    let mut bytes = Vec::new();
+                    std::io::Read::read_to_end(
+                        &mut std::io::Read::take(file, MAX_STRING as u64 + 1),
+                        &mut bytes,
+                    )?;
+                    Ok(bytes)
+                });
+                if let Ok(bytes) = &read
+                    && bytes.len() > MAX_STRING
+                {
+                    return fail(
+                        Diagnostic::new(
+                            s(0),
+                            format!("`{path}` is too large to read: it holds more than {MAX_STRING} bytes"),
+                        )
+                        .with_label(s(0), "this file")
+                        .with_hint("a string may hold at most 256 MiB"),
+                    );
+                }
+                match read {
                     Ok(bytes) => match String::from_utf8(bytes) {
                         Ok(text) => Value::Str(text.into()),
                         Err(e) => {
@@ -597,6 +619,7 @@ impl Interpreter {
             "Decode" => {
                 let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
                 let ids = self.selectors(b, &vals, 0, vocab.len(), "character", "vocabulary")?;
+                check_string(ids.iter().map(|&k| vocab[k].len_utf8()).sum(), span)?;
                 Value::Str(ids.into_iter().map(|k| vocab[k]).collect::<String>().into())
             }
             "ParamCount" => Value::Int(self.params.len() as i64 - 1),

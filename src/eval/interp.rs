@@ -29,6 +29,9 @@ use smallvec::SmallVec;
 pub const MAX_CALL_DEPTH: usize = 1000;
 /// Most elements one matrix may have.
 pub const MAX_ELEMENTS: usize = 1 << 28;
+/// Most bytes one string may hold (256 MiB): a string doubled in a loop
+/// stops with an error rather than take all the memory there is.
+pub const MAX_STRING: usize = 1 << 28;
 
 /// Why a run stopped early.
 #[derive(Debug)]
@@ -48,6 +51,21 @@ pub type Flow<T> = Result<T, Stop>;
 
 pub fn fail<T>(d: Diagnostic) -> Flow<T> {
     Err(Stop::Error(Box::new(d)))
+}
+
+/// Refuses a string of `bytes` bytes if it would pass [`MAX_STRING`],
+/// before it is made.
+pub fn check_string(bytes: usize, span: Span) -> Flow<()> {
+    if bytes <= MAX_STRING {
+        return Ok(());
+    }
+    fail(
+        Diagnostic::new(span, format!("a string of {bytes} bytes is too long"))
+            .with_label(span, "this string")
+            .with_hint(format!(
+                "a string may hold at most {MAX_STRING} bytes (256 MiB)"
+            )),
+    )
 }
 
 /// A variable: its value (none yet if only declared) and its declared type.
@@ -987,6 +1005,7 @@ impl Interpreter {
                 if op == Add
                     && let (Value::Str(a), Value::Str(b)) = (&l, &r)
                 {
+                    check_string(a.len() + b.len(), span)?;
                     return Ok(Value::Str(format!("{a}{b}").into()));
                 }
                 let numeric =
