@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub progress_on_terminal: bool,
     /// A lower cap on matrix sizes than the language's (for tests on random input).
     pub max_elements: Option<usize>,
+    /// A lower cap on the records of a tape than the language's (for tests).
+    pub max_records: Option<usize>,
 }
 
 impl RunOptions {
@@ -68,6 +70,7 @@ impl RunOptions {
             interrupt: None,
             progress_on_terminal: false,
             max_elements: None,
+            max_records: None,
         }
     }
 }
@@ -265,6 +268,9 @@ fn run_loaded(
     interp.step_budget = opts.step_budget;
     if let Some(cap) = opts.max_elements {
         interp.max_elements = cap;
+    }
+    if let Some(cap) = opts.max_records {
+        interp.max_records = cap;
     }
     interp.progress_on_terminal = opts.progress_on_terminal;
     if let Some(flag) = &opts.interrupt {

@@ -1,13 +1,19 @@
 //! Limits end with a diagnostic and status 1, never a crash: source nested
 //! 100,000 deep, a 200,000-term expression (which must run), endless
-//! recursion, a matrix too large to allocate, and a string grown past
-//! 256 MiB.
+//! recursion, a matrix too large to allocate, a string grown past
+//! 256 MiB, and a tape that records without end.
 
 fn run(text: String) -> (String, String, i32) {
+    run_with(text, None)
+}
+
+/// Runs with the language's limits, or with a tape limited to `max_records`.
+fn run_with(text: String, max_records: Option<usize>) -> (String, String, i32) {
     let dir = std::env::temp_dir().join(format!("tapec-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch folder");
     let mut opts = tapec::RunOptions::new(dir.join("limit.tape"));
     opts.step_budget = None;
+    opts.max_records = max_records;
     tapec::with_big_stack(move || {
         let out = tapec::SharedBuffer::default();
         let mut err = Vec::new();
@@ -116,4 +122,29 @@ fn a_string_past_256_mib_is_refused() {
             "is too large to read: it holds more than 268435456 bytes",
         );
     }
+}
+
+/// A loop inside a tape that would record without end stops at the tape's
+/// limit (lowered here to 1,000 records so the test is quick), naming the
+/// statement that passed it; a tape of exactly that many records runs.
+#[test]
+fn a_tape_past_its_record_limit_is_refused() {
+    // Each turn records a leaf for 1.0 and a product: 2 records.
+    let program = |turns: usize| {
+        format!(
+            "x := 1.0;\ntape\n  for i := 1 to {turns} do x := x * 1.0;\n  y := x;\nend;\nWriteLn(Blame(y));"
+        )
+    };
+    let (out, err, code) = run_with(program(499), Some(1000));
+    assert_eq!((out.as_str(), code), ("1.000000\n", 0), "{err}");
+    let (out, err, code) = run_with(program(100_000_000), Some(1000));
+    assert_eq!((out.as_str(), code), ("", 1));
+    assert!(
+        err.starts_with("Error: the tape holds more than 1000 records"),
+        "{err}"
+    );
+    assert!(
+        err.contains("3 │   for i := 1 to 100000000 do x := x * 1.0;"),
+        "{err}"
+    );
 }

@@ -29,6 +29,10 @@ use smallvec::SmallVec;
 pub const MAX_CALL_DEPTH: usize = 1000;
 /// Most elements one matrix may have.
 pub const MAX_ELEMENTS: usize = 1 << 28;
+/// Most records one tape may hold (2^23, about 2 GB of records at most): a
+/// long loop inside a tape stops with an error rather than take all the
+/// memory there is.
+pub const MAX_RECORDS: usize = 1 << 23;
 /// Most bytes one string may hold (256 MiB): a string doubled in a loop
 /// stops with an error rather than take all the memory there is.
 pub const MAX_STRING: usize = 1 << 28;
@@ -106,6 +110,8 @@ pub struct Interpreter {
     pub step_budget: Option<u64>,
     /// The most elements one matrix may have ([`MAX_ELEMENTS`] unless a test lowers it).
     pub max_elements: usize,
+    /// The most records a tape may hold ([`MAX_RECORDS`] unless a test lowers it).
+    pub max_records: usize,
     current_stmt: Span,
     /// Whether stderr is a terminal (for `Progress`).
     pub progress_on_terminal: bool,
@@ -157,6 +163,7 @@ impl Interpreter {
             interrupt: Arc::new(AtomicBool::new(false)),
             step_budget: None,
             max_elements: MAX_ELEMENTS,
+            max_records: MAX_RECORDS,
             current_stmt: Span::default(),
             progress_on_terminal: false,
             progress: None,
@@ -219,6 +226,19 @@ impl Interpreter {
         let from = self.tape.records.len();
         run(self)?;
         self.tape.release_unread(from);
+        if self.tape.open && self.tape.records.len() > self.max_records {
+            return fail(
+                Diagnostic::new(
+                    span,
+                    format!("the tape holds more than {} records", self.max_records),
+                )
+                .with_label(span, "this statement took it past the limit")
+                .with_hint(
+                    "every operation inside `tape ... end;` is kept until the block ends: \
+                     run a long loop outside the tape, with a tape inside it for each step",
+                ),
+            );
+        }
         Ok(())
     }
 
