@@ -27,7 +27,7 @@ Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
   :vars           every variable with its shape
   :tape           the records of the open or last tape
-  :blame NAME     the blame of NAME (Show(Blame(NAME)))
+  :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
   :graph FILE     draw the open or last tape (.dot, or .svg/.png with Graphviz)
   :load FILE      run a program file in this session
   :reset          forget every variable, routine and tape
@@ -334,7 +334,7 @@ impl Repl {
                     }
                 }
             }
-            "blame" if !rest.is_empty() => self.line(&format!("Show(Blame({rest}));")),
+            "blame" if !rest.is_empty() => self.line(&format!("Blame({rest});")),
             "load" if !rest.is_empty() => {
                 let path = PathBuf::from(rest);
                 match std::fs::read(&path) {
