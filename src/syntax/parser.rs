@@ -105,7 +105,14 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
         .cloned()
         .collect();
     if expected.len() > 4 && expected.iter().any(|e| e == "`;`") {
+        // `end` may always follow a statement, as the last of a block; at
+        // the end of the file it is worth naming, as a block is still open
+        // (a statement may end the file only at the top level).
+        let closing = error.found().is_none() && expected.iter().any(|e| e == "`end`");
         expected = vec!["`;`".to_string(), "an operator".to_string()];
+        if closing {
+            expected.insert(1, "`end`".to_string());
+        }
     } else if !telling.is_empty() {
         expected = telling;
     }
