@@ -128,14 +128,13 @@ fn repl(color: bool) -> i32 {
         let on_ctrl_c = move || flag.store(true, Ordering::Relaxed);
         if !terminal {
             let _ = ctrlc::set_handler(on_ctrl_c);
-            let mut line = String::new();
-            while !session.quit {
-                line.clear();
-                match std::io::BufRead::read_line(&mut std::io::stdin().lock(), &mut line) {
-                    Ok(0) | Err(_) => break,
-                    Ok(_) => session.line(line.trim_end_matches(['\n', '\r'])),
-                }
-            }
+            let stdin = std::io::stdin();
+            // A line that is not UTF-8 is read with U+FFFD for its bad
+            // bytes, which the lexer then reports, rather than ending input.
+            let lines = std::io::BufRead::split(stdin.lock(), b'\n')
+                .map_while(Result::ok)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+            session.take_lines(lines);
             return 0;
         }
         let Ok(mut editor) = rustyline::DefaultEditor::new() else {
@@ -161,7 +160,10 @@ fn repl(color: bool) -> i32 {
                     session.line(&line);
                 }
                 Err(rustyline::error::ReadlineError::Interrupted) => session.clear_line(),
-                Err(_) => break,
+                Err(_) => {
+                    session.end_of_input();
+                    break;
+                }
             }
         }
         if let Some(path) = &history {

@@ -97,6 +97,40 @@ impl Repl {
         let _ = self.err.flush();
     }
 
+    /// The input has ended (Ctrl-D, or the end of piped input). An entry
+    /// still waiting for more lines is parsed as it stands, so its
+    /// diagnostic says what was left open instead of it vanishing unread.
+    pub fn end_of_input(&mut self) {
+        if self.pending.trim().is_empty() {
+            return;
+        }
+        let text = std::mem::take(&mut self.pending);
+        self.entries += 1;
+        let id = self
+            .sources
+            .add(format!("entry {}", self.entries), text.clone());
+        let (program, errors) = parse(&text, id);
+        if errors.is_empty() {
+            self.run_entry(&program);
+        } else {
+            errors.iter().for_each(|d| self.report(d));
+        }
+    }
+
+    /// Takes lines until they run out or one is `:quit`, then ends the
+    /// input: piped input, read as it comes.
+    pub fn take_lines(&mut self, lines: impl Iterator<Item = String>) {
+        for line in lines {
+            if self.quit {
+                return;
+            }
+            self.line(line.trim_end_matches(['\n', '\r']));
+        }
+        if !self.quit {
+            self.end_of_input();
+        }
+    }
+
     /// Takes one line of input.
     pub fn line(&mut self, line: &str) {
         let trimmed = line.trim();
@@ -370,6 +404,9 @@ impl Repl {
                 *self = Repl::new(self.make_out, err, color);
                 self.say("reset: no variables, routines or tape\n");
             }
+            "blame" => self.say("`:blame` needs a variable's name: `:blame NAME`\n"),
+            "graph" => self.say("`:graph` needs a file to draw into: `:graph tape.dot`\n"),
+            "load" => self.say("`:load` needs a program file: `:load FILE`\n"),
             _ => self.say(&format!("unknown command `:{name}`; :help lists them\n")),
         }
     }
@@ -464,11 +501,6 @@ pub fn transcript(input: &str) -> String {
     }
     BUFFER.with(|b| b.take());
     let mut repl = Repl::new(out, out(), false);
-    for line in input.lines() {
-        if repl.quit {
-            break;
-        }
-        repl.line(line);
-    }
+    repl.take_lines(input.lines().map(str::to_string));
     BUFFER.with(|b| b.take())
 }
