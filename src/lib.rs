@@ -58,6 +58,8 @@ pub struct RunOptions {
     pub max_elements: Option<usize>,
     /// A lower cap on the records of a tape than the language's (for tests).
     pub max_records: Option<usize>,
+    /// A lower cap on the bytes of values a tape holds (for tests).
+    pub max_tape_bytes: Option<usize>,
 }
 
 impl RunOptions {
@@ -71,6 +73,7 @@ impl RunOptions {
             progress_on_terminal: false,
             max_elements: None,
             max_records: None,
+            max_tape_bytes: None,
         }
     }
 }
@@ -271,6 +274,9 @@ fn run_loaded(
     }
     if let Some(cap) = opts.max_records {
         interp.max_records = cap;
+    }
+    if let Some(cap) = opts.max_tape_bytes {
+        interp.max_tape_bytes = cap;
     }
     interp.progress_on_terminal = opts.progress_on_terminal;
     if let Some(flag) = &opts.interrupt {

@@ -1,19 +1,25 @@
 //! Limits end with a diagnostic and status 1, never a crash: source nested
 //! 100,000 deep, a 200,000-term expression (which must run), endless
 //! recursion, a matrix too large to allocate, a string grown past
-//! 256 MiB, and a tape that records without end.
+//! 256 MiB, and a tape that records without end or holds too much.
 
 fn run(text: String) -> (String, String, i32) {
-    run_with(text, None)
+    run_with(text, None, None)
 }
 
-/// Runs with the language's limits, or with a tape limited to `max_records`.
-fn run_with(text: String, max_records: Option<usize>) -> (String, String, i32) {
+/// Runs with the language's limits, or with a tape limited to `max_records`
+/// records or `max_tape_bytes` bytes of values.
+fn run_with(
+    text: String,
+    max_records: Option<usize>,
+    max_tape_bytes: Option<usize>,
+) -> (String, String, i32) {
     let dir = std::env::temp_dir().join(format!("tapec-limits-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch folder");
     let mut opts = tapec::RunOptions::new(dir.join("limit.tape"));
     opts.step_budget = None;
     opts.max_records = max_records;
+    opts.max_tape_bytes = max_tape_bytes;
     tapec::with_big_stack(move || {
         let out = tapec::SharedBuffer::default();
         let mut err = Vec::new();
@@ -135,9 +141,9 @@ fn a_tape_past_its_record_limit_is_refused() {
             "x := 1.0;\ntape\n  for i := 1 to {turns} do x := x * 1.0;\n  y := x;\nend;\nWriteLn(Blame(y));"
         )
     };
-    let (out, err, code) = run_with(program(499), Some(1000));
+    let (out, err, code) = run_with(program(499), Some(1000), None);
     assert_eq!((out.as_str(), code), ("1.000000\n", 0), "{err}");
-    let (out, err, code) = run_with(program(100_000_000), Some(1000));
+    let (out, err, code) = run_with(program(100_000_000), Some(1000), None);
     assert_eq!((out.as_str(), code), ("", 1));
     assert!(
         err.starts_with("Error: the tape holds more than 1000 records"),
@@ -147,4 +153,30 @@ fn a_tape_past_its_record_limit_is_refused() {
         err.contains("3 │   for i := 1 to 100000000 do x := x * 1.0;"),
         "{err}"
     );
+}
+
+/// A loop inside a tape over a large matrix stops once the values the tape
+/// holds pass its limit (lowered here to 1 MB: the 100×100 leaf and eleven
+/// `Tanh`s of it, whose rule reads its output, are 960,000 bytes; a twelfth
+/// passes it). Values that no rule reads are let go and do not count: the
+/// sums in a long loop of `s := Sum(x + x)` are, and it runs.
+#[test]
+fn a_tape_past_its_byte_limit_is_refused() {
+    let program = |turns: usize, statement: &str| {
+        format!(
+            "x := Ones(100, 100);\ns := 0.0;\ntape\n  for i := 1 to {turns} do {statement};\n  y := Sum(x) + s;\nend;\nWriteLn(y:0:1);"
+        )
+    };
+    let tanh = "x := Tanh(x)";
+    let (out, err, code) = run_with(program(11, tanh), None, Some(1_000_000));
+    assert_eq!((out.as_str(), code), ("3419.1\n", 0), "{err}");
+    let (out, err, code) = run_with(program(12, tanh), None, Some(1_000_000));
+    assert_eq!((out.as_str(), code), ("", 1));
+    assert!(
+        err.starts_with("Error: the tape holds more than 1000000 bytes of values"),
+        "{err}"
+    );
+    let sums = "s := Sum(x + x)";
+    let (out, err, code) = run_with(program(1000, sums), None, Some(1_000_000));
+    assert_eq!((out.as_str(), code), ("30000.0\n", 0), "{err}");
 }

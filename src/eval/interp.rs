@@ -33,6 +33,9 @@ pub const MAX_ELEMENTS: usize = 1 << 28;
 /// long loop inside a tape stops with an error rather than take all the
 /// memory there is.
 pub const MAX_RECORDS: usize = 1 << 23;
+/// Most bytes of values an open tape may hold (4 GiB): a loop inside a tape
+/// over large matrices stops with an error rather than take all the memory.
+pub const MAX_TAPE_BYTES: usize = 1 << 32;
 /// Most bytes one string may hold (256 MiB): a string doubled in a loop
 /// stops with an error rather than take all the memory there is.
 pub const MAX_STRING: usize = 1 << 28;
@@ -112,6 +115,9 @@ pub struct Interpreter {
     pub max_elements: usize,
     /// The most records a tape may hold ([`MAX_RECORDS`] unless a test lowers it).
     pub max_records: usize,
+    /// The most bytes of values an open tape may hold ([`MAX_TAPE_BYTES`]
+    /// unless a test lowers it).
+    pub max_tape_bytes: usize,
     current_stmt: Span,
     /// Whether stderr is a terminal (for `Progress`).
     pub progress_on_terminal: bool,
@@ -164,6 +170,7 @@ impl Interpreter {
             step_budget: None,
             max_elements: MAX_ELEMENTS,
             max_records: MAX_RECORDS,
+            max_tape_bytes: MAX_TAPE_BYTES,
             current_stmt: Span::default(),
             progress_on_terminal: false,
             progress: None,
@@ -226,20 +233,29 @@ impl Interpreter {
         let from = self.tape.records.len();
         run(self)?;
         self.tape.release_unread(from);
-        if self.tape.open && self.tape.records.len() > self.max_records {
-            return fail(
-                Diagnostic::new(
-                    span,
-                    format!("the tape holds more than {} records", self.max_records),
-                )
+        if !self.tape.open {
+            return Ok(());
+        }
+        let over = if self.tape.records.len() > self.max_records {
+            format!("more than {} records", self.max_records)
+        } else if self.tape.held_bytes > self.max_tape_bytes {
+            let cap = self.max_tape_bytes;
+            if cap >= 1 << 30 && cap.is_multiple_of(1 << 30) {
+                format!("more than {} GiB of values", cap >> 30)
+            } else {
+                format!("more than {cap} bytes of values")
+            }
+        } else {
+            return Ok(());
+        };
+        fail(
+            Diagnostic::new(span, format!("the tape holds {over}"))
                 .with_label(span, "this statement took it past the limit")
                 .with_hint(
                     "every operation inside `tape ... end;` is kept until the block ends: \
                      run a long loop outside the tape, with a tape inside it for each step",
                 ),
-            );
-        }
-        Ok(())
+        )
     }
 
     pub fn exec(&mut self, stmt: &Stmt) -> Flow<()> {

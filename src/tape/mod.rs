@@ -83,6 +83,10 @@ pub struct Tape {
     /// record, so the memory a step touches stays small, and in cache), and
     /// `Nudge` may update a matrix where its leaf shares it.
     pub only_blame_read: bool,
+    /// Bytes of the values recorded since the tape opened, less those let
+    /// go by [`Tape::release_unread`]: what the interpreter holds the open
+    /// tape's size to.
+    pub held_bytes: usize,
 }
 
 impl Tape {
@@ -94,6 +98,7 @@ impl Tape {
         self.blame_bounds.clear();
         self.result = None;
         self.open = true;
+        self.held_bytes = 0;
     }
 
     pub fn node(&self, id: u32) -> NodeRef {
@@ -116,6 +121,7 @@ impl Tape {
             Tensor::Scalar(x) => x.abs(),
             Tensor::Matrix(_) => f64::INFINITY,
         };
+        self.held_bytes += value.len() * std::mem::size_of::<f64>();
         self.records.push(Record {
             op,
             inputs,
@@ -168,6 +174,8 @@ impl Tape {
         for (i, read) in read.into_iter().enumerate() {
             let record = &mut self.records[from + i];
             if !read && candidate(record) {
+                let bytes = record.value.len() * std::mem::size_of::<f64>();
+                self.held_bytes = self.held_bytes.saturating_sub(bytes);
                 record.value = Tensor::Matrix(Rc::new(Array2::zeros((0, 0))));
             }
         }
