@@ -104,7 +104,12 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
         .filter(|e| !CONTINUATIONS.contains(&e.as_str()) && !e.starts_with("`<="))
         .cloned()
         .collect();
-    if expected.len() > 4 && expected.iter().any(|e| e == "`;`") {
+    // Where a statement may start, an `end` has no block to close.
+    let statement_could_start = expected
+        .iter()
+        .any(|e| e == "a statement" || e == "the end of the file");
+    if telling.len() < expected.len() && expected.len() > 4 && expected.iter().any(|e| e == "`;`")
+    {
         // `end` may always follow a statement, as the last of a block; at
         // the end of the file it is worth naming, as a block is still open
         // (a statement may end the file only at the top level).
@@ -145,7 +150,7 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
             d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`")
         }
         Some(Token::Eq) => d = d.with_hint("assignment is written `:=`"),
-        Some(Token::End) if expected.iter().any(|e| e == "the end of the file") => {
+        Some(Token::End) if statement_could_start => {
             d = d.with_hint(
                 "this `end` closes no `begin` or `tape`: its `begin` may be missing, \
                  or an earlier `end` already closed the block",
