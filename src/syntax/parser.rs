@@ -1,7 +1,8 @@
 //! The parser: tokens to a syntax tree, built with chumsky over the token slice.
 //!
 //! No chumsky type leaves this module: [`parse`] returns the tree and a list
-//! of [`Diagnostic`]s. Recovery happens at statement boundaries, so one run
+//! of [`Diagnostic`]s. Recovery happens at statement boundaries (skipping
+//! whole blocks inside a broken statement), so one run
 //! reports several independent syntax errors. Before chumsky sees the tokens,
 //! [`check_nesting`] refuses source nested deeper than [`MAX_NESTING`], so no
 //! later recursive walk (parser, checker, evaluator, drop) can go deep.
@@ -108,15 +109,23 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
     let statement_could_start = expected
         .iter()
         .any(|e| e == "a statement" || e == "the end of the file");
-    if telling.len() < expected.len() && expected.len() > 4 && expected.iter().any(|e| e == "`;`")
-    {
-        // `end` may always follow a statement, as the last of a block; at
-        // the end of the file it is worth naming, as a block is still open
-        // (a statement may end the file only at the top level).
+    let stray_end = matches!(error.found(), Some(Token::End)) && statement_could_start;
+    if stray_end {
+        expected = vec!["a statement".to_string()];
+    } else if expected.len() > 4 && expected.iter().any(|e| e == "`;`") {
+        // After a whole statement: the `;` that ends it is what is missing,
+        // or an operator if the statement's expression could go on. `end`
+        // may always follow a statement, as the last of a block; at the end
+        // of the file it is worth naming, as a block is still open (a
+        // statement may end the file only at the top level).
+        let operators = telling.len() < expected.len();
         let closing = error.found().is_none() && expected.iter().any(|e| e == "`end`");
-        expected = vec!["`;`".to_string(), "an operator".to_string()];
+        expected = vec!["`;`".to_string()];
         if closing {
-            expected.insert(1, "`end`".to_string());
+            expected.push("`end`".to_string());
+        }
+        if operators {
+            expected.push("an operator".to_string());
         }
     } else if !telling.is_empty() {
         expected = telling;
@@ -150,7 +159,7 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
             d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`")
         }
         Some(Token::Eq) => d = d.with_hint("assignment is written `:=`"),
-        Some(Token::End) if statement_could_start => {
+        Some(Token::End) if stray_end => {
             d = d.with_hint(
                 "this `end` closes no `begin` or `tape`: its `begin` may be missing, \
                  or an earlier `end` already closed the block",
@@ -458,6 +467,33 @@ where
     ))
     .rewind();
 
+    // What recovery skips over whole: a block with all it holds, so that
+    // the `end` or `until` that closes a block inside a broken statement is
+    // not taken for the end of the statement (and then reported again as
+    // closing no block).
+    let skipped_block = recursive(|block| {
+        let inner = block
+            .clone()
+            .or(none_of([
+                Token::Begin,
+                Token::Tape,
+                Token::Repeat,
+                Token::End,
+                Token::Until,
+            ])
+            .ignored())
+            .repeated();
+        choice((
+            choice((just(Token::Begin), just(Token::Tape)))
+                .ignore_then(inner.clone())
+                .then_ignore(just(Token::End)),
+            just(Token::Repeat)
+                .ignore_then(inner)
+                .then_ignore(just(Token::Until)),
+        ))
+        .ignored()
+    });
+
     let stmt = recursive(|stmt| {
         let block_body = stmt
             .clone()
@@ -594,7 +630,7 @@ where
         )
         .labelled("a statement")
         .recover_with(skip_until(
-            any().ignored(),
+            skipped_block.clone().or(any().ignored()),
             statement_end.clone(),
             move || Stmt {
                 kind: StmtKind::Error,
