@@ -192,6 +192,15 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
+/// Why a file could not be written, in plain words: as [`io_reason`], but a
+/// missing file means its folder is missing.
+pub fn io_write_reason(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "its folder does not exist".to_string(),
+        _ => io_reason(e),
+    }
+}
+
 fn floor_char_boundary(text: &str, mut at: usize) -> usize {
     while at > 0 && !text.is_char_boundary(at) {
         at -= 1;

@@ -142,11 +142,11 @@ pub fn write(tape: &Tape, path: &Path) -> Result<(), String> {
     let format = format_of(path)?;
     if format == "dot" {
         return std::fs::write(path, text).map_err(|e| {
-            let reason = match e.kind() {
-                std::io::ErrorKind::NotFound => "its folder does not exist".to_string(),
-                _ => crate::diagnostic::io_reason(&e),
-            };
-            format!("cannot write `{}`: {reason}", path.display())
+            format!(
+                "cannot write `{}`: {}",
+                path.display(),
+                crate::diagnostic::io_write_reason(&e)
+            )
         });
     }
     let child = Command::new("dot")

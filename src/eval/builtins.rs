@@ -695,6 +695,19 @@ impl Interpreter {
                 let m = self.matrix(b, &vals, 0)?;
                 let path = self.string(b, &vals, 1)?;
                 let full = self.base_dir.join(&*path);
+                let ending = std::path::Path::new(&*path)
+                    .extension()
+                    .map(|e| e.to_string_lossy().to_ascii_lowercase());
+                if ending.as_ref().is_some_and(|e| e != "svg") {
+                    return fail(
+                        Diagnostic::new(
+                            s(1),
+                            format!("Plot draws SVG, but `{path}` names another kind of file"),
+                        )
+                        .with_label(s(1), "this path")
+                        .with_hint("give the file an .svg ending"),
+                    );
+                }
                 let chart = crate::eval::plot::svg(&m).map_err(|e| {
                     Diagnostic::new(span, format!("Plot could not draw the chart: {e}"))
                         .with_label(span, "this Plot")
@@ -706,7 +719,7 @@ impl Interpreter {
                             format!(
                                 "cannot write `{}`: {}",
                                 full.display(),
-                                crate::diagnostic::io_reason(&e)
+                                crate::diagnostic::io_write_reason(&e)
                             ),
                         )
                         .with_label(s(1), "this path"),
