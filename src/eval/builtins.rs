@@ -528,11 +528,10 @@ impl Interpreter {
                     && bytes.len() > MAX_STRING
                 {
                     return fail(
-                        Diagnostic::new(
+                        about_path(
                             s(0),
                             format!("`{path}` is too large to read: it holds more than {MAX_STRING} bytes"),
                         )
-                        .with_label(s(0), "this file")
                         .with_hint("a string may hold at most 256 MiB"),
                     );
                 }
@@ -540,21 +539,18 @@ impl Interpreter {
                     Ok(bytes) => match String::from_utf8(bytes) {
                         Ok(text) => Value::Str(text.into()),
                         Err(e) => {
-                            return fail(
-                                Diagnostic::new(
-                                    s(0),
-                                    format!(
-                                        "`{path}` is not UTF-8 text (a bad byte at offset {})",
-                                        e.utf8_error().valid_up_to()
-                                    ),
-                                )
-                                .with_label(s(0), "this file"),
-                            );
+                            return fail(about_path(
+                                s(0),
+                                format!(
+                                    "`{path}` is not UTF-8 text (a bad byte at offset {})",
+                                    e.utf8_error().valid_up_to()
+                                ),
+                            ));
                         }
                     },
                     Err(e) => {
                         return fail(
-                            Diagnostic::new(
+                            about_path(
                                 s(0),
                                 format!(
                                     "cannot read `{}`: {}",
@@ -562,7 +558,6 @@ impl Interpreter {
                                     crate::diagnostic::io_reason(&e)
                                 ),
                             )
-                            .with_label(s(0), "this path")
                             .with_hint("a path is relative to the program file's folder"),
                         );
                     }
@@ -700,11 +695,10 @@ impl Interpreter {
                     .map(|e| e.to_string_lossy().to_ascii_lowercase());
                 if ending.as_ref().is_some_and(|e| e != "svg") {
                     return fail(
-                        Diagnostic::new(
+                        about_path(
                             s(1),
                             format!("Plot draws SVG, but `{path}` names another kind of file"),
                         )
-                        .with_label(s(1), "this path")
                         .with_hint("give the file an .svg ending"),
                     );
                 }
@@ -713,17 +707,14 @@ impl Interpreter {
                         .with_label(span, "this Plot")
                 })?;
                 if let Err(e) = std::fs::write(&full, chart) {
-                    return fail(
-                        Diagnostic::new(
-                            s(1),
-                            format!(
-                                "cannot write `{}`: {}",
-                                full.display(),
-                                crate::diagnostic::io_write_reason(&e)
-                            ),
-                        )
-                        .with_label(s(1), "this path"),
-                    );
+                    return fail(about_path(
+                        s(1),
+                        format!(
+                            "cannot write `{}`: {}",
+                            full.display(),
+                            crate::diagnostic::io_write_reason(&e)
+                        ),
+                    ));
                 }
                 return Ok(None);
             }
@@ -957,4 +948,9 @@ impl Interpreter {
         }
         Ok(Value::Real(worst, None))
     }
+}
+
+/// An error about a file a program names, with the path's argument marked.
+fn about_path(span: Span, message: String) -> Diagnostic {
+    Diagnostic::new(span, message).with_label(span, "this path")
 }
