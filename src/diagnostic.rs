@@ -109,6 +109,47 @@ impl SourceMap {
 
     /// Writes `diagnostic` as ariadne renders it, with or without colour.
     pub fn render(&self, diagnostic: &Diagnostic, color: bool, out: &mut dyn Write) {
+        self.render_all(std::slice::from_ref(diagnostic), color, out);
+    }
+
+    /// Writes the first [`MAX_SHOWN`] of `diagnostics`, then a line that
+    /// counts the rest. The sources they point into are indexed once for
+    /// all of them: indexing a file again for each error made a file with
+    /// thousands of errors take time quadratic in its size.
+    pub fn render_all(&self, diagnostics: &[Diagnostic], color: bool, out: &mut dyn Write) {
+        let shown = &diagnostics[..diagnostics.len().min(MAX_SHOWN)];
+        let mut ids: Vec<SourceId> = shown
+            .iter()
+            .flat_map(|d| {
+                std::iter::once(d.span.source).chain(d.labels.iter().map(|(s, _)| s.source))
+            })
+            .filter(|&id| id < self.sources.len())
+            .collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let mut cache = ariadne::sources(
+            ids.iter()
+                .map(|&id| (self.sources[id].0.clone(), self.sources[id].1.as_str())),
+        );
+        for d in shown {
+            self.render_one(d, color, &mut cache, out);
+        }
+        if diagnostics.len() > shown.len() {
+            let _ = writeln!(
+                out,
+                "{} more errors are not shown: fix the ones above first",
+                diagnostics.len() - shown.len()
+            );
+        }
+    }
+
+    fn render_one(
+        &self,
+        diagnostic: &Diagnostic,
+        color: bool,
+        cache: &mut impl ariadne::Cache<String>,
+        out: &mut dyn Write,
+    ) {
         if self.text(diagnostic.span.source).is_empty() {
             // Nothing to show around it (a file that could not be read).
             let head = if color {
@@ -169,9 +210,12 @@ impl SourceMap {
         for note in &diagnostic.notes {
             report = report.with_note(note);
         }
-        let cache = ariadne::sources(self.sources.iter().map(|(n, t)| (n.clone(), t.clone())));
-        // A failed write to stderr leaves nothing better to do than carry on.
-        let _ = report.finish().write(cache, &mut *out);
+        // Rendered whole, then written at once: ariadne writes a character
+        // at a time, and stderr is not buffered. A failed write to stderr
+        // leaves nothing better to do than carry on.
+        let mut text = Vec::new();
+        let _ = report.finish().write(cache, &mut text);
+        let _ = out.write_all(&text);
     }
 
     /// Renders to a string (no colour): what the golden error files hold.
@@ -181,6 +225,11 @@ impl SourceMap {
         String::from_utf8_lossy(&out).into_owned()
     }
 }
+
+/// The most diagnostics shown for one file or entry; the rest are counted.
+/// A screen of errors is already more than a reader takes in, and without a
+/// limit a long line with thousands of errors printed itself thousands of times.
+pub const MAX_SHOWN: usize = 50;
 
 /// Why a file could not be read or written, in plain words.
 pub fn io_reason(e: &std::io::Error) -> String {
@@ -224,7 +273,9 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
         };
         let distance = strsim::levenshtein(&lower, &candidate.to_lowercase());
         let close = score >= 0.88 || (distance <= 2 && distance < name.len().max(2));
-        if close && best.is_none_or(|(s, _)| score > s) {
+        // Ties go to the name first in order, so the hint never depends
+        // on the order the candidates come in (some come from hash maps).
+        if close && best.is_none_or(|(s, c)| score > s || (score == s && candidate < c)) {
             best = Some((score, candidate));
         }
     }

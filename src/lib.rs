@@ -104,9 +104,7 @@ pub fn decode_source(
 }
 
 fn report(sources: &SourceMap, errors: &[Diagnostic], color: bool, err: &mut dyn Write) {
-    for d in errors {
-        sources.render(d, color, err);
-    }
+    sources.render_all(errors, color, err);
 }
 
 /// Reads, parses and checks a file: the program, or every error found.
@@ -153,6 +151,19 @@ pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
         Ok(_) => EXIT_OK,
         Err(errors) => {
             report(&sources, &errors, opts.color, err);
+            EXIT_ERROR
+        }
+    }
+}
+
+/// `tapec check` of a program given as bytes, as if it were the file
+/// `name`: what the growth benchmark times, diagnostics rendered included.
+pub fn check_bytes(name: &str, bytes: Vec<u8>, err: &mut dyn Write) -> i32 {
+    let mut sources = SourceMap::default();
+    match load_bytes(name, bytes, &mut sources) {
+        Ok(_) => EXIT_OK,
+        Err(errors) => {
+            report(&sources, &errors, false, err);
             EXIT_ERROR
         }
     }
@@ -334,6 +345,30 @@ pub fn run_untrusted(
         let mut err = Vec::new();
         let code = run_bytes(&opts, bytes, Box::new(out.clone()), &mut err);
         (out.text(), String::from_utf8_lossy(&err).into_owned(), code)
+    })
+}
+
+/// Feeds bytes to a prompt session one line at a time, as a learner would
+/// type them, with a step budget and a small size cap, and returns all it
+/// printed. `:graph` and `:load` lines are left out, so made-up input never
+/// writes or reads a file it names. What the REPL's fuzz target and
+/// property tests call: it must never panic or hang, whatever the lines are.
+pub fn repl_untrusted(bytes: &[u8], step_budget: u64, max_elements: usize) -> String {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    with_big_stack(move || {
+        let buffer = SharedBuffer::default();
+        let mut session = repl::Repl::new(
+            || Box::new(std::io::sink()),
+            Box::new(buffer.clone()),
+            false,
+        );
+        session.limit(step_budget, max_elements);
+        let lines = text.split('\n').filter(|line| {
+            let command = line.trim_start().to_ascii_lowercase();
+            !(command.starts_with(":g") || command.starts_with(":l"))
+        });
+        session.take_lines(lines.map(str::to_string));
+        buffer.text()
     })
 }
 

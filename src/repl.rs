@@ -15,6 +15,7 @@ use crate::eval::check::{self, Known};
 use crate::eval::format;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, Stop};
+use crate::syntax::lexer::{Token, lex};
 use crate::syntax::parser::parse;
 use crate::syntax::tree::{ExprKind, Program, StmtKind};
 
@@ -39,7 +40,7 @@ Enter statements; each runs when it is complete.
 pub struct Repl {
     interp: Interpreter,
     sources: SourceMap,
-    pending: String,
+    pending: Pending,
     /// Where the open tape began, when a tape is open at the prompt.
     tape_started: Option<Span>,
     pub color: bool,
@@ -56,7 +57,7 @@ impl Repl {
         Repl {
             interp,
             sources: SourceMap::default(),
-            pending: String::new(),
+            pending: Pending::default(),
             tape_started: None,
             color,
             err,
@@ -64,6 +65,13 @@ impl Repl {
             entries: 0,
             quit: false,
         }
+    }
+
+    /// Caps the work each statement may do and the size of every matrix:
+    /// what tests that make entries up use, so that no entry runs for long.
+    pub fn limit(&mut self, step_budget: u64, max_elements: usize) {
+        self.interp.step_budget = Some(step_budget);
+        self.interp.max_elements = max_elements;
     }
 
     /// The flag that Ctrl-C sets to interrupt a running statement.
@@ -92,8 +100,12 @@ impl Repl {
     }
 
     fn report(&mut self, d: &Diagnostic) {
+        self.report_all(std::slice::from_ref(d));
+    }
+
+    fn report_all(&mut self, errors: &[Diagnostic]) {
         let _ = self.interp.out.flush();
-        self.sources.render(d, self.color, &mut *self.err);
+        self.sources.render_all(errors, self.color, &mut *self.err);
         let _ = self.err.flush();
     }
 
@@ -101,10 +113,10 @@ impl Repl {
     /// still waiting for more lines is parsed as it stands, so its
     /// diagnostic says what was left open instead of it vanishing unread.
     pub fn end_of_input(&mut self) {
-        if self.pending.trim().is_empty() {
+        if self.pending.text.trim().is_empty() {
             return;
         }
-        let text = std::mem::take(&mut self.pending);
+        let text = self.pending.take();
         self.entries += 1;
         let id = self
             .sources
@@ -113,7 +125,7 @@ impl Repl {
         if errors.is_empty() {
             self.run_entry(&program);
         } else {
-            errors.iter().for_each(|d| self.report(d));
+            self.report_all(&errors);
         }
     }
 
@@ -143,9 +155,8 @@ impl Repl {
                 return;
             }
         }
-        self.pending.push_str(line);
-        self.pending.push('\n');
-        let text = self.pending.clone();
+        self.pending.push_line(line);
+        let text = self.pending.text.clone();
         let bare = text
             .trim()
             .trim_end_matches(';')
@@ -165,7 +176,7 @@ impl Repl {
             self.close_tape(span);
             return;
         }
-        if entry_goes_on(&text) {
+        if self.pending.goes_on() {
             return;
         }
         self.pending.clear();
@@ -175,7 +186,7 @@ impl Repl {
             .add(format!("entry {}", self.entries), text.clone());
         let (program, errors) = parse(&text, id);
         if !errors.is_empty() {
-            errors.iter().for_each(|d| self.report(d));
+            self.report_all(&errors);
             return;
         }
         self.run_entry(&program);
@@ -212,7 +223,7 @@ impl Repl {
             }));
         }
         if !errors.is_empty() {
-            errors.iter().for_each(|d| self.report(d));
+            self.report_all(&errors);
             return;
         }
         let before = self.interp.snapshot();
@@ -385,7 +396,7 @@ impl Repl {
                                 if errors.is_empty() {
                                     self.run_entry(&program);
                                 } else {
-                                    errors.iter().for_each(|d| self.report(d));
+                                    self.report_all(&errors);
                                 }
                             }
                             Err(d) => self.report(&d),
@@ -412,49 +423,101 @@ impl Repl {
     }
 }
 
-/// Whether an entry is unfinished: the parser stopped at the end of the
-/// text, or the last token leaves a statement or expression hanging.
-fn entry_goes_on(text: &str) -> bool {
-    use crate::syntax::lexer::{Token, lex};
-    let (tokens, _) = lex(text, 0);
-    // A comment still open at the end of the entry goes on to the next line.
-    if let Some((Token::Error, span)) = tokens.last() {
-        let rest = &text[span.start..];
-        if span.end >= text.trim_end().len() && (rest.starts_with('{') || rest.starts_with("(*")) {
+/// An entry still being typed, and what its lines leave open so far.
+///
+/// Whether an entry goes on is decided on its tokens where they settle it:
+/// a `begin`, `tape` or `repeat` not yet closed, an open comment, or a last
+/// token that leaves something hanging (`do`, `then`, `:=`, `,`, an
+/// operator). Only when none of these holds is the entry parsed, and it
+/// goes on if the parser stops at its end. Each line is lexed once (tokens
+/// never span lines, but comments, which are lexed again from where they
+/// opened), so a routine of thousands of lines is lexed once and parsed
+/// once, when its last `end` arrives.
+#[derive(Default)]
+struct Pending {
+    text: String,
+    /// How far `text` is lexed: to the end of its last line outside a comment.
+    lexed: usize,
+    /// Blocks opened and not yet closed in the part lexed.
+    open_blocks: usize,
+    /// The last token of the part lexed.
+    last: Option<Token>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    fn clear(&mut self) {
+        *self = Pending::default();
+    }
+
+    fn take(&mut self) -> String {
+        std::mem::take(self).text
+    }
+
+    fn push_line(&mut self, line: &str) {
+        self.text.push_str(line);
+        self.text.push('\n');
+    }
+
+    fn goes_on(&mut self) -> bool {
+        let rest = &self.text[self.lexed..];
+        let (tokens, _) = lex(rest, 0);
+        // A comment still open at the end of the entry goes on to the next
+        // line; it is lexed again, whole, once more lines have come.
+        if let Some((Token::Error, span)) = tokens.last() {
+            let from = &rest[span.start..];
+            if span.end >= rest.trim_end().len()
+                && (from.starts_with('{') || from.starts_with("(*"))
+            {
+                return true;
+            }
+        }
+        for (token, _) in tokens {
+            match token {
+                Token::Begin | Token::Tape | Token::Repeat => self.open_blocks += 1,
+                Token::End | Token::Until => self.open_blocks = self.open_blocks.saturating_sub(1),
+                _ => {}
+            }
+            self.last = Some(token);
+        }
+        self.lexed = self.text.len();
+        let hanging = matches!(
+            self.last,
+            Some(
+                Token::Do
+                    | Token::Then
+                    | Token::Else
+                    | Token::Assign
+                    | Token::Comma
+                    | Token::Plus
+                    | Token::Minus
+                    | Token::Star
+                    | Token::Slash
+                    | Token::Div
+                    | Token::Mod
+                    | Token::And
+                    | Token::Or
+                    | Token::Not
+                    | Token::Eq
+                    | Token::Ne
+                    | Token::Lt
+                    | Token::Le
+                    | Token::Gt
+                    | Token::Ge
+                    | Token::Colon
+            )
+        );
+        if self.open_blocks > 0 || hanging {
             return true;
         }
+        let (_, errors) = parse(&self.text, 0);
+        errors
+            .iter()
+            .any(|d| d.span.start >= self.text.trim_end().len())
     }
-    let hanging = matches!(
-        tokens.last().map(|(t, _)| t),
-        Some(
-            Token::Do
-                | Token::Then
-                | Token::Else
-                | Token::Assign
-                | Token::Comma
-                | Token::Plus
-                | Token::Minus
-                | Token::Star
-                | Token::Slash
-                | Token::Div
-                | Token::Mod
-                | Token::And
-                | Token::Or
-                | Token::Not
-                | Token::Eq
-                | Token::Ne
-                | Token::Lt
-                | Token::Le
-                | Token::Gt
-                | Token::Ge
-                | Token::Colon
-        )
-    );
-    if hanging {
-        return true;
-    }
-    let (_, errors) = parse(text, 0);
-    errors.iter().any(|d| d.span.start >= text.trim_end().len())
 }
 
 /// Whether a statement that names a routine or builtin gives a value.

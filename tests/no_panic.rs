@@ -2,12 +2,20 @@
 //! and mutations of the course programs go through the whole pipeline
 //! (decode, lex, parse, check, run with a step budget and a small size cap);
 //! every run must end with status 0, or with status 1 and a diagnostic.
-//! A panic anywhere fails the test with the smallest input proptest finds.
+//! A panic anywhere fails the test with the smallest input proptest finds,
+//! and so does a case that runs for seconds (a hang: each takes
+//! milliseconds). Besides those, soups of unbalanced and mismatched
+//! brackets and blocks, and deep runs of openers, check that no shape of
+//! broken input makes the parser's work grow faster than the input.
+//! Failures are kept in `proptest-regressions/` and replayed first.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
+
+mod watchdog;
+use watchdog::within_watchdog;
 
 const BUDGET: u64 = 5_000;
 const MAX_ELEMENTS: usize = 1 << 16;
@@ -28,7 +36,10 @@ fn folder() -> PathBuf {
 
 fn ends_cleanly(bytes: Vec<u8>) -> Result<(), TestCaseError> {
     let shown = String::from_utf8_lossy(&bytes).into_owned();
-    let (_, err, code) = tapec::run_untrusted(bytes, folder(), BUDGET, MAX_ELEMENTS);
+    let what = format!("the run of {shown:?}");
+    let (_, err, code) = within_watchdog(&what, move || {
+        tapec::run_untrusted(bytes, folder(), BUDGET, MAX_ELEMENTS)
+    });
     prop_assert!(code == 0 || code == 1, "status {code} for {shown:?}");
     if code == 1 {
         prop_assert!(
@@ -214,8 +225,75 @@ fn mutation() -> impl Strategy<Value = Mutation> {
     ]
 }
 
+/// What opens or closes something the parser must match, or leaves it
+/// hanging: brackets of every kind, calls, indices, field specifiers,
+/// blocks, routine headers and prefix operators.
+const OPENERS_AND_CLOSERS: &[&str] = &[
+    "[",
+    "[",
+    "]",
+    "(",
+    "(",
+    ")",
+    "f(",
+    "x[",
+    "x[1,",
+    "Sum(",
+    "WriteLn(x:",
+    ":",
+    ",",
+    "1",
+    "x",
+    "begin",
+    "end",
+    "tape",
+    "repeat",
+    "until",
+    "if x then",
+    "else",
+    "while x do",
+    "for i := 1 to 2 do",
+    "procedure P(",
+    "function F(a:",
+    "var",
+    ";",
+    "-",
+    "not",
+    ":=",
+    "`",
+    "{",
+    "}",
+    "'",
+];
+
+fn bracket_soup() -> impl Strategy<Value = Vec<u8>> {
+    prop::collection::vec(prop::sample::select(OPENERS_AND_CLOSERS), 0..400)
+        .prop_map(|ts| format!("x := {};\nWriteLn(x);\n", ts.join(" ")).into_bytes())
+}
+
+/// One opener many times over (up to past the nesting limit), then a tail
+/// that closes some of them, maybe with the wrong closer.
+fn deep_prefix() -> impl Strategy<Value = Vec<u8>> {
+    (
+        prop::sample::select(OPENERS_AND_CLOSERS),
+        0..300usize,
+        prop::sample::select(OPENERS_AND_CLOSERS),
+        0..300usize,
+        prop::collection::vec(prop::sample::select(OPENERS_AND_CLOSERS), 0..8),
+    )
+        .prop_map(|(opener, n, closer, m, tail)| {
+            format!(
+                "x := {}{}{};\n",
+                opener.repeat(n),
+                closer.repeat(m),
+                tail.join(" ")
+            )
+            .into_bytes()
+        })
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
 
     #[test]
     fn random_bytes_end_cleanly(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
@@ -235,5 +313,15 @@ proptest! {
         let programs = course_programs();
         let text = &programs[which.index(programs.len())];
         ends_cleanly(mutate(text, &mutations))?;
+    }
+
+    #[test]
+    fn bracket_soups_end_cleanly(bytes in bracket_soup()) {
+        ends_cleanly(bytes)?;
+    }
+
+    #[test]
+    fn deep_prefixes_end_cleanly(bytes in deep_prefix()) {
+        ends_cleanly(bytes)?;
     }
 }

@@ -52,7 +52,10 @@ pub fn parse_tokens(
     let input = simple
         .as_slice()
         .map(SimpleSpan::from(len..len), |(t, s)| (t, s));
-    let (program, errors) = program_parser(source).parse(input).into_output_errors();
+    let rows_of = Rc::new(brackets_of_rows(tokens));
+    let (program, errors) = program_parser(source, rows_of)
+        .parse(input)
+        .into_output_errors();
     let mut diagnostics = Vec::new();
     for error in errors {
         // Tokens the lexer refused were reported already.
@@ -230,7 +233,78 @@ pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
     None
 }
 
-fn program_parser<'t, I>(source: SourceId) -> impl Parser<'t, I, Program, Extra<'t>>
+/// The byte offsets, in order, of every `[` that opens a matrix written as
+/// rows: a closed bracket each of whose comma-separated items is itself one
+/// closed bracket (`[[1, 2], [3, 4]]`), as opposed to a row of expressions
+/// (`[1, 2]`, `[[1, 2] * 2]`). Deciding this on the tokens, in one pass,
+/// lets the grammar take the one right reading of each `[` at once: trying
+/// rows first and then a row again re-parsed everything inside, which made
+/// `[[[[...` without its closers take time exponential in its depth.
+fn brackets_of_rows(tokens: &[(Token, Span)]) -> Vec<usize> {
+    // Where each closed bracket ends, and whether each `[` opens rows:
+    // an open bracket's frame is (its token index, whether every item so
+    // far is one bracket group, where its current item starts).
+    let mut closing = vec![usize::MAX; tokens.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, (token, _)) in tokens.iter().enumerate() {
+        match token {
+            Token::LParen | Token::LBracket => stack.push(i),
+            Token::RParen | Token::RBracket => {
+                let opener = if matches!(token, Token::RParen) {
+                    Token::LParen
+                } else {
+                    Token::LBracket
+                };
+                match stack.last() {
+                    Some(&open) if tokens[open].0 == opener => {
+                        closing[open] = i;
+                        stack.pop();
+                    }
+                    // A closer of the other kind: everything open stays
+                    // unclosed, which the parser reports.
+                    _ => stack.clear(),
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut rows = Vec::new();
+    for (open, (token, span)) in tokens.iter().enumerate() {
+        if *token != Token::LBracket || closing[open] == usize::MAX {
+            continue;
+        }
+        let close = closing[open];
+        // Walk the items at this bracket's own level.
+        let mut at = open + 1;
+        let mut all_groups = at < close;
+        while all_groups && at < close {
+            let is_group = tokens[at].0 == Token::LBracket
+                && closing[at] != usize::MAX
+                && matches!(tokens[closing[at] + 1].0, Token::Comma | Token::RBracket)
+                && closing[at] < close;
+            if !is_group {
+                all_groups = false;
+                break;
+            }
+            at = closing[at] + 1;
+            if tokens[at].0 == Token::Comma {
+                at += 1;
+                if at == close {
+                    all_groups = false;
+                }
+            }
+        }
+        if all_groups {
+            rows.push(span.start);
+        }
+    }
+    rows
+}
+
+fn program_parser<'t, I>(
+    source: SourceId,
+    rows_of: Rc<Vec<usize>>,
+) -> impl Parser<'t, I, Program, Extra<'t>>
 where
     I: ValueInput<'t, Token = Token, Span = SimpleSpan>,
 {
@@ -282,16 +356,32 @@ where
             .separated_by(just(Token::Comma))
             .at_least(1)
             .collect::<Vec<_>>();
-        let row = elements
-            .clone()
-            .delimited_by(just(Token::LBracket), just(Token::RBracket))
-            .map_with(move |items, e| (items, sp(e.span())));
-        let matrix = row
-            .clone()
-            .separated_by(just(Token::Comma))
-            .at_least(1)
-            .collect::<Vec<_>>()
-            .delimited_by(just(Token::LBracket), just(Token::RBracket))
+        // Which of the two a `[` opens was decided on the tokens, so each
+        // is tried only where it is the one (see `brackets_of_rows`).
+        let opens_rows = move |span: &SimpleSpan| rows_of.binary_search(&span.start).is_ok();
+        let rows_bracket = just(Token::LBracket)
+            .map_with(|_, e| e.span())
+            .filter(opens_rows.clone());
+        let row_bracket = just(Token::LBracket)
+            .map_with(|_, e| e.span())
+            .filter(move |span| !opens_rows(span));
+        let row_after = |opening: chumsky::Boxed<'t, 't, I, SimpleSpan, Extra<'t>>| {
+            opening
+                .ignore_then(elements.clone())
+                .then_ignore(just(Token::RBracket))
+                .map_with(move |items, e| (items, sp(e.span())))
+        };
+        // A row inside rows is a row whatever it holds.
+        let inner_row = row_after(just(Token::LBracket).map_with(|_, e| e.span()).boxed());
+        let row = row_after(row_bracket.boxed());
+        let matrix = rows_bracket
+            .ignore_then(
+                inner_row
+                    .separated_by(just(Token::Comma))
+                    .at_least(1)
+                    .collect::<Vec<_>>(),
+            )
+            .then_ignore(just(Token::RBracket))
             .map(ExprKind::Matrix)
             .or(row.map(|r| ExprKind::Matrix(vec![r])))
             .labelled("a matrix");
@@ -492,7 +582,31 @@ where
                 .then_ignore(just(Token::Until)),
         ))
         .ignored()
+        .memoized()
     });
+
+    // Where a block must close but cannot (the file ends, or an `until`,
+    // `else` or `.` stands where its `end` should), the block is closed
+    // there with its error, and what stands there is left to the block
+    // around it. A block that failed instead made each block around it
+    // parse again all that followed, so every open block doubled the work.
+    let unclosable_by = |until: bool| {
+        choice((
+            end(),
+            just(Token::Until).ignored().filter(move |_| until),
+            just(Token::End).ignored(),
+            just(Token::Else).ignored(),
+            just(Token::Dot).ignored(),
+        ))
+        .rewind()
+        .map_with(move |_, e| sp(e.span()))
+        .boxed()
+    };
+    let unclosable = unclosable_by(true);
+    let block_end = just(Token::End)
+        .map_with(move |_, e| sp(e.span()))
+        .recover_with(via_parser(unclosable.clone()))
+        .boxed();
 
     let stmt = recursive(|stmt| {
         let block_body = stmt
@@ -503,12 +617,12 @@ where
 
         let begin = just(Token::Begin)
             .ignore_then(block_body.clone())
-            .then_ignore(just(Token::End))
+            .then_ignore(block_end.clone())
             .map(StmtKind::Block);
 
         let tape = just(Token::Tape)
             .ignore_then(block_body.clone())
-            .then(just(Token::End).map_with(move |_, e| sp(e.span())))
+            .then(block_end.clone())
             .map(|(body, end)| StmtKind::Tape { body, end });
 
         let if_ = just(Token::If)
@@ -551,8 +665,19 @@ where
 
         let repeat = just(Token::Repeat)
             .ignore_then(block_body.clone())
-            .then_ignore(just(Token::Until))
-            .then(expr.clone())
+            .then(
+                just(Token::Until)
+                    .ignore_then(expr.clone().recover_with(via_parser(end().map_with(
+                        move |_, e| Expr {
+                            kind: ExprKind::Error,
+                            span: sp(e.span()),
+                        },
+                    ))))
+                    .recover_with(via_parser(unclosable_by(false).map(|span| Expr {
+                        kind: ExprKind::Error,
+                        span,
+                    }))),
+            )
             .map(|(body, cond)| StmtKind::Repeat { body, cond });
 
         let routine = just(Token::Procedure)
@@ -567,7 +692,7 @@ where
             .then(
                 just(Token::Begin)
                     .ignore_then(block_body.clone())
-                    .then_ignore(just(Token::End)),
+                    .then_ignore(block_end.clone()),
             )
             .map(
                 |((((((is_function, name), params), result), header), locals), body)| {

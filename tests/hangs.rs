@@ -1,0 +1,136 @@
+//! No input makes tapec slow. Each file in `tests/hangs/` once kept the
+//! parser busy for minutes or more (unclosed brackets were parsed twice at
+//! each level; recovery re-read what every open block held); here each is
+//! checked, run, and typed into a prompt session under a watchdog, and must
+//! end with a diagnostic. So must every shape of unclosed or mismatched
+//! bracket and block, 256 deep, and a 64 KiB file of random tokens.
+
+use std::path::PathBuf;
+
+mod watchdog;
+use watchdog::within_watchdog;
+
+fn scratch() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tapec-hangs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    dir
+}
+
+/// Runs `text` as a program and as prompt input, each under the watchdog;
+/// the program must fail with a diagnostic. Returns the program's stderr.
+fn fails_in_time(name: &str, text: String) -> String {
+    let bytes = text.clone().into_bytes();
+    let (_, err, code) = within_watchdog(&format!("the run of {name}"), move || {
+        tapec::run_untrusted(bytes, scratch(), 5_000, 1 << 16)
+    });
+    assert_eq!(code, 1, "{name}: {err}");
+    assert!(err.contains("Error"), "{name}: no diagnostic in {err}");
+    let prompt = within_watchdog(&format!("the prompt session of {name}"), move || {
+        tapec::repl_untrusted(text.as_bytes(), 5_000, 1 << 16)
+    });
+    assert!(prompt.contains("Error"), "{name} at the prompt: {prompt}");
+    err
+}
+
+#[test]
+fn every_file_that_once_hung_ends_with_a_diagnostic() {
+    let mut count = 0;
+    for entry in std::fs::read_dir("tests/hangs").expect("tests/hangs") {
+        let path = entry.expect("entry").path();
+        if path.extension().is_some_and(|x| x == "tape") {
+            let text = std::fs::read_to_string(&path).expect("read");
+            fails_in_time(&path.display().to_string(), text);
+            count += 1;
+        }
+    }
+    assert!(count >= 6, "only {count} files in tests/hangs");
+}
+
+/// A broken shape of the source, `n` levels deep.
+type Shape = (&'static str, fn(usize) -> String);
+
+/// Broken shapes at 256 levels, the nesting limit: each takes milliseconds.
+#[test]
+fn unclosed_and_mismatched_shapes_at_the_nesting_limit() {
+    let shapes: [Shape; 16] = [
+        ("unclosed [", |n| format!("x := {};", "[".repeat(n))),
+        ("unclosed (", |n| format!("x := {};", "(".repeat(n))),
+        ("unclosed calls", |n| format!("x := {};", "f(".repeat(n))),
+        ("unclosed indices", |n| {
+            format!("x := {};", "x[1, ".repeat(n))
+        }),
+        ("field specifiers", |n| {
+            format!("WriteLn({};", "x:".repeat(n))
+        }),
+        ("[ closed by )", |n| {
+            format!("x := {}{};", "[".repeat(n), ")".repeat(n))
+        }),
+        ("( closed by ]", |n| {
+            format!("x := {}{};", "(".repeat(n), "]".repeat(n))
+        }),
+        ("unclosed rows", |n| format!("x := {};", "[[1], ".repeat(n))),
+        ("rows inside open rows", |n| {
+            format!("x := {}1{};", "[1, ".repeat(n), "];".repeat(n))
+        }),
+        ("open begin", |n| format!("{} x := 1;", "begin ".repeat(n))),
+        ("open tape", |n| format!("{} x := 1;", "tape ".repeat(n))),
+        ("open repeat", |n| {
+            format!("{} x := 1;", "repeat ".repeat(n))
+        }),
+        ("broken statements in open blocks", |n| {
+            "begin x := ) ;\n".repeat(n)
+        }),
+        ("routine headers", |n| {
+            format!("{};", "procedure P(".repeat(n))
+        }),
+        ("typed parameters", |n| {
+            format!("{};", "function F(a: ".repeat(n))
+        }),
+        ("hanging then", |n| "if x then ".repeat(n)),
+    ];
+    for (name, shape) in shapes {
+        for n in [18, 22, 26, 30, 34, 40, 64, 128, 256] {
+            fails_in_time(&format!("{name}, {n} deep"), shape(n));
+        }
+    }
+}
+
+/// A small generator of the same kind the property tests use, so the file
+/// is the same on every machine.
+fn random_tokens(bytes: usize, seed: u64) -> String {
+    const TOKENS: &[&str] = &[
+        "x", ":=", "1", ";", "+", "(", ")", "[", "]", ",", "Sum", "if", "then", "else", "begin",
+        "end", "WriteLn", ":", "`", "2.5", "*", "\n",
+    ];
+    let mut random = tapec::eval::random::Random::default();
+    random.seed(seed as i64);
+    let mut text = String::new();
+    while text.len() < bytes {
+        text.push_str(TOKENS[random.int_in(0, TOKENS.len() as i64 - 1) as usize]);
+        text.push(' ');
+    }
+    text
+}
+
+#[test]
+fn a_file_of_random_tokens_and_one_with_thousands_of_errors() {
+    for seed in 1..=3 {
+        fails_in_time(
+            &format!("64 KiB of random tokens, seed {seed}"),
+            random_tokens(1 << 16, seed),
+        );
+    }
+    // One line, thousands of errors: the first 50 are shown, the rest counted.
+    let err = fails_in_time("one long line of errors", "x := ) ; ".repeat(8_000));
+    assert_eq!(
+        err.matches("Error:").count(),
+        tapec::diagnostic::MAX_SHOWN,
+        "{}",
+        &err[..2000]
+    );
+    assert!(
+        err.contains("7950 more errors are not shown"),
+        "{}",
+        &err[err.len() - 500..]
+    );
+}
