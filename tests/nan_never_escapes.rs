@@ -11,6 +11,7 @@
 //! `Nudge`'s step).
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 const NUMBERS: [&str; 13] = [
     "0",
@@ -149,7 +150,12 @@ fn program(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(400))]
+    // Failures are kept in `tests/nan_never_escapes.proptest-regressions`.
+    #![proptest_config(ProptestConfig {
+        cases: 400,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn a_nan_is_reported_or_never_made(

@@ -7,12 +7,13 @@
 //! milliseconds). Besides those, soups of unbalanced and mismatched
 //! brackets and blocks, and deep runs of openers, check that no shape of
 //! broken input makes the parser's work grow faster than the input.
-//! Failures are kept in `proptest-regressions/` and replayed first.
+//! Failures are kept beside this file and replayed first.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
 
 mod watchdog;
 use watchdog::within_watchdog;
@@ -293,7 +294,12 @@ fn deep_prefix() -> impl Strategy<Value = Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    // Failures are kept in `tests/no_panic.proptest-regressions` and replayed first.
+    #![proptest_config(ProptestConfig {
+        cases: 300,
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn random_bytes_end_cleanly(bytes in prop::collection::vec(any::<u8>(), 0..300)) {
