@@ -148,6 +148,7 @@ fn elementwise_operations_and_products() {
 #[test]
 fn reductions_functions_and_normalisations() {
     let mut rng = Random::default();
+    let mut recorded = 0;
     for _ in 0..ROUNDS {
         let (m, n) = shape(&mut rng);
         let mut a = input(&mut rng, (m, n));
@@ -171,65 +172,76 @@ fn reductions_functions_and_normalisations() {
             Op::RowSoftmax,
             Op::LayerNorm,
         ] {
-            check(&op, std::slice::from_ref(&a), &mut rng);
+            recorded += usize::from(check(&op, std::slice::from_ref(&a), &mut rng));
         }
         for u in Unary::ALL {
-            check(&Op::Unary(u), std::slice::from_ref(&a), &mut rng);
-            check(
+            recorded += usize::from(check(&Op::Unary(u), std::slice::from_ref(&a), &mut rng));
+            recorded += usize::from(check(
                 &Op::Unary(u),
                 &[Tensor::Scalar(element(&mut rng, true))],
                 &mut rng,
-            );
+            ));
         }
         let targets: Vec<usize> = (0..m)
             .map(|_| rng.int_in(0, n as i64 - 1) as usize)
             .collect();
-        check(
+        recorded += usize::from(check(
             &Op::CrossEntropy(Rc::new(targets)),
             std::slice::from_ref(&a),
             &mut rng,
-        );
+        ));
     }
+    assert!(recorded > ROUNDS, "most draws reach the walk: {recorded}");
 }
 
 #[test]
 fn selections_stacks_embeddings_and_literals() {
     let mut rng = Random::default();
+    let mut recorded = 0;
     for _ in 0..ROUNDS {
         let (m, n) = shape(&mut rng);
         let a = input(&mut rng, (m, n));
         let (first, count) = run_within(&mut rng, m);
-        check(
+        recorded += usize::from(check(
             &Op::RowRange(first, count),
             std::slice::from_ref(&a),
             &mut rng,
-        );
+        ));
         let (first, count) = run_within(&mut rng, n);
-        check(
+        recorded += usize::from(check(
             &Op::ColRange(first, count),
             std::slice::from_ref(&a),
             &mut rng,
-        );
+        ));
         let cols = rng.int_in(1, 3) as usize;
         let beside = input(&mut rng, (m, cols));
-        check(&Op::HStack, &[a.clone(), beside], &mut rng);
+        recorded += usize::from(check(&Op::HStack, &[a.clone(), beside], &mut rng));
         let rows = rng.int_in(1, 3) as usize;
         let below = input(&mut rng, (rows, n));
-        check(&Op::VStack, &[a.clone(), below], &mut rng);
+        recorded += usize::from(check(&Op::VStack, &[a.clone(), below], &mut rng));
         let (i, j) = (
             rng.int_in(0, m as i64 - 1) as usize,
             rng.int_in(0, n as i64 - 1) as usize,
         );
-        check(&Op::Element(i, j), std::slice::from_ref(&a), &mut rng);
+        recorded += usize::from(check(
+            &Op::Element(i, j),
+            std::slice::from_ref(&a),
+            &mut rng,
+        ));
         let ids: Vec<usize> = (0..rng.int_in(1, 6))
             .map(|_| rng.int_in(0, m as i64 - 1) as usize)
             .collect();
-        check(&Op::Embed(Rc::new(ids)), std::slice::from_ref(&a), &mut rng);
+        recorded += usize::from(check(
+            &Op::Embed(Rc::new(ids)),
+            std::slice::from_ref(&a),
+            &mut rng,
+        ));
         let elements: Vec<Tensor> = (0..m * n)
             .map(|_| Tensor::Scalar(element(&mut rng, true)))
             .collect();
-        check(&Op::Literal(m, n), &elements, &mut rng);
+        recorded += usize::from(check(&Op::Literal(m, n), &elements, &mut rng));
     }
+    assert!(recorded > ROUNDS, "most draws reach the walk: {recorded}");
 }
 
 /// A claim that cannot fail would pass the tests above: these bounds are

@@ -3,16 +3,19 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 #[test]
 fn ctrl_c_stops_a_running_program_with_status_130() {
     let dir = std::env::temp_dir().join(format!("tapec-interrupt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch folder");
     let program = dir.join("forever.tape");
+    // The program says it has started with a line too long for stdout's
+    // buffer, so it reaches the pipe at once: by then the Ctrl-C handler,
+    // set before the program runs, is in place, and the loop is next.
     std::fs::write(
         &program,
-        "n := 0;\nWriteLn('started');\nwhile true do n := n + 1;\n",
+        "s := 'x';\nfor i := 1 to 13 do s := s + s;\nn := 0;\n\
+         WriteLn('started ', s);\nwhile true do n := n + 1;\n",
     )
     .expect("write program");
 
@@ -23,8 +26,14 @@ fn ctrl_c_stops_a_running_program_with_status_130() {
         .stderr(Stdio::piped())
         .spawn()
         .expect("start tapec");
-    // Wait until the loop is running: the first line has been printed.
-    std::thread::sleep(Duration::from_millis(500));
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !out.ends_with(b"\n") {
+        let n = stdout.read(&mut chunk).expect("read stdout");
+        assert!(n > 0, "tapec ended before it started: {out:?}");
+        out.extend_from_slice(&chunk[..n]);
+    }
     let sent = Command::new("kill")
         .arg("-INT")
         .arg(child.id().to_string())
@@ -39,14 +48,11 @@ fn ctrl_c_stops_a_running_program_with_status_130() {
         .expect("stderr")
         .read_to_string(&mut err)
         .expect("read stderr");
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut out)
-        .expect("read stdout");
+    stdout.read_to_end(&mut out).expect("read stdout");
     assert_eq!(status.code(), Some(130), "stderr: {err}");
     assert!(err.contains("interrupted"), "stderr: {err}");
-    assert_eq!(out, "started\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        format!("started {}\n", "x".repeat(8192))
+    );
 }

@@ -22,9 +22,12 @@ fn prompts_continuation_and_ctrl_c() {
         .expect("echo of the finished entry");
     p.exp_string("tapec> ").expect("prompt again");
 
-    p.send_line("n := 0; while true do n := n + 1;")
+    // The entry says when it runs: by then the prompt has given the
+    // terminal back, so Ctrl-C is a signal to the running loop.
+    p.send_line("n := 0; WriteLn('looping'); while true do n := n + 1;")
         .expect("send");
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    p.exp_string("looping\r\n")
+        .expect("the loop is about to run");
     p.send_control('c').expect("ctrl-c");
     p.exp_string("interrupted").expect("the loop stops");
     p.exp_string("tapec> ").expect("the prompt comes back");
