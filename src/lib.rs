@@ -108,10 +108,7 @@ fn report(sources: &SourceMap, errors: &[Diagnostic], color: bool, err: &mut dyn
 }
 
 /// Reads, parses and checks a file: the program, or every error found.
-fn load(
-    opts: &RunOptions,
-    sources: &mut SourceMap,
-) -> Result<syntax::tree::Program, Vec<Diagnostic>> {
+fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<Loaded, Vec<Diagnostic>> {
     let name = opts.path.display().to_string();
     let bytes = match std::fs::read(&opts.path) {
         Ok(b) => b,
@@ -126,21 +123,28 @@ fn load(
     load_bytes(&name, bytes, sources)
 }
 
+/// A program that passed every check, with what the checks found.
+struct Loaded {
+    program: syntax::tree::Program,
+    /// Whether the program calls `CheckBlame` anywhere, which replays a tape.
+    replays_tapes: bool,
+}
+
 /// Decodes, parses and checks a program's bytes.
-fn load_bytes(
-    name: &str,
-    bytes: Vec<u8>,
-    sources: &mut SourceMap,
-) -> Result<syntax::tree::Program, Vec<Diagnostic>> {
+fn load_bytes(name: &str, bytes: Vec<u8>, sources: &mut SourceMap) -> Result<Loaded, Vec<Diagnostic>> {
     let id = decode_source(sources, name, bytes).map_err(|d| vec![d])?;
-    let (program, mut errors) = syntax::parse(sources.text(id), id);
-    if errors.is_empty() {
-        errors = eval::check::check(&program, &eval::check::Known::default(), false);
+    let (program, errors) = syntax::parse(sources.text(id), id);
+    if !errors.is_empty() {
+        return Err(errors);
     }
-    if errors.is_empty() {
-        Ok(program)
+    let checked = eval::check::check_program(&program, &eval::check::Known::default(), false);
+    if checked.errors.is_empty() {
+        Ok(Loaded {
+            program,
+            replays_tapes: checked.called.contains("CheckBlame"),
+        })
     } else {
-        Err(errors)
+        Err(checked.errors)
     }
 }
 
@@ -242,7 +246,7 @@ pub fn run_bytes(
 /// What reads the last tape after its walk, besides `Blame` and `Nudge`.
 #[derive(Clone, Copy, PartialEq)]
 enum Reads {
-    /// Only what the program does: if it never names `CheckBlame`, nothing
+    /// Only what the program does: if it never calls `CheckBlame`, nothing
     /// replays the tape, so `Nudge` may update a matrix the tape shares and
     /// the walk may drop what no variable holds.
     OnlyBlame,
@@ -252,22 +256,24 @@ enum Reads {
 
 fn run_loaded(
     opts: &RunOptions,
-    loaded: Result<syntax::tree::Program, Vec<Diagnostic>>,
+    loaded: Result<Loaded, Vec<Diagnostic>>,
     sources: SourceMap,
     reads: Reads,
     out: Box<dyn Write>,
     err: &mut dyn Write,
 ) -> (i32, Option<Interpreter>) {
-    let program = match loaded {
-        Ok(p) => p,
+    let Loaded {
+        program,
+        replays_tapes,
+    } = match loaded {
+        Ok(loaded) => loaded,
         Err(errors) => {
             report(&sources, &errors, opts.color, err);
             return (EXIT_ERROR, None);
         }
     };
     let mut interp = Interpreter::new(out);
-    interp.tape.only_blame_read =
-        reads == Reads::OnlyBlame && !sources.text(0).contains("CheckBlame");
+    interp.tape.only_blame_read = reads == Reads::OnlyBlame && !replays_tapes;
     interp.params = std::iter::once(opts.path.display().to_string())
         .chain(opts.args.iter().cloned())
         .collect();

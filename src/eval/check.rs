@@ -87,10 +87,26 @@ struct Checker<'a> {
     in_tape: bool,
     loop_vars: Vec<String>,
     repl: bool,
+    /// Every builtin the program calls anywhere, run or not.
+    called: HashSet<&'static str>,
+}
+
+/// What the checks found besides errors.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub errors: Vec<Diagnostic>,
+    /// Every builtin the program names in a call, in code that runs or not:
+    /// whether anything can replay a tape (`CheckBlame`) is read from here.
+    pub called: HashSet<&'static str>,
 }
 
 /// Checks a program; `repl` allows bare expressions as statements.
 pub fn check(program: &Program, known: &Known, repl: bool) -> Vec<Diagnostic> {
+    check_program(program, known, repl).errors
+}
+
+/// Checks a program, and says which builtins it calls.
+pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
     let mut c = Checker {
         known,
         globals: known.globals.clone(),
@@ -100,6 +116,7 @@ pub fn check(program: &Program, known: &Known, repl: bool) -> Vec<Diagnostic> {
         in_tape: false,
         loop_vars: Vec::new(),
         repl,
+        called: HashSet::new(),
     };
     for stmt in &program.body {
         if let StmtKind::Routine(r) = &stmt.kind {
@@ -113,7 +130,10 @@ pub fn check(program: &Program, known: &Known, repl: bool) -> Vec<Diagnostic> {
         c.stmt(stmt, true);
     }
     c.errors.sort_by_key(|d| (d.span.source, d.span.start));
-    c.errors
+    Checked {
+        errors: c.errors,
+        called: c.called,
+    }
 }
 
 /// Adds every name that `stmt` assigns (not inside routines) to `names`.
@@ -412,6 +432,7 @@ impl<'a> Checker<'a> {
             }
         }
         if let Some(b) = builtins_table::find(&name.text) {
+            self.called.insert(b.name);
             if args.len() < b.min_args || args.len() > b.max_args {
                 self.error(wrong_count(
                     &name.text,
@@ -583,5 +604,31 @@ impl<'a> Checker<'a> {
                 rest.iter().for_each(|(_, _, x)| self.expr(x));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn called(text: &str) -> HashSet<&'static str> {
+        let (program, errors) = crate::syntax::parse(text, 0);
+        assert!(errors.is_empty(), "{errors:?}");
+        check_program(&program, &Known::default(), false).called
+    }
+
+    #[test]
+    fn the_builtins_a_program_calls_are_found_wherever_they_stand() {
+        let replays = called(
+            "w := [[1.0]];\ntape s := Sum(w); end;\n\
+             procedure Never; begin WriteLn(CheckBlame(w)) end;\n",
+        );
+        assert!(replays.contains("CheckBlame") && replays.contains("Sum"));
+        // Named only in a comment or a string: not called.
+        let mentions = called(
+            "{ CheckBlame(w) would replay the tape }\nw := [[1.0]];\n\
+             tape s := Sum(w); end;\nWriteLn('CheckBlame');\n",
+        );
+        assert!(!mentions.contains("CheckBlame"), "{mentions:?}");
     }
 }
