@@ -89,6 +89,13 @@ impl SourceMap {
         self.sources.len() - 1
     }
 
+    /// A diagnostic about no text of the program: the command line, a file
+    /// that cannot be read or written. It renders as its message alone.
+    pub fn unplaced(&mut self, message: impl Into<String>) -> Diagnostic {
+        let id = self.add("", "");
+        Diagnostic::new(Span::new(id, 0, 0), message)
+    }
+
     pub fn name(&self, id: SourceId) -> &str {
         &self.sources[id].0
     }

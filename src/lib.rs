@@ -107,6 +107,15 @@ fn report(sources: &SourceMap, errors: &[Diagnostic], color: bool, err: &mut dyn
     sources.render_all(errors, color, err);
 }
 
+/// Reports an error about no text of the program (a picture that cannot be
+/// drawn or written) through the one diagnostic path, and fails.
+fn report_unplaced(message: String, color: bool, err: &mut dyn Write) -> i32 {
+    let mut sources = SourceMap::default();
+    let d = sources.unplaced(message);
+    report(&sources, &[d], color, err);
+    EXIT_ERROR
+}
+
 /// Reads, parses and checks a file: the program, or every error found.
 fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<Loaded, Vec<Diagnostic>> {
     let name = opts.path.display().to_string();
@@ -131,7 +140,11 @@ struct Loaded {
 }
 
 /// Decodes, parses and checks a program's bytes.
-fn load_bytes(name: &str, bytes: Vec<u8>, sources: &mut SourceMap) -> Result<Loaded, Vec<Diagnostic>> {
+fn load_bytes(
+    name: &str,
+    bytes: Vec<u8>,
+    sources: &mut SourceMap,
+) -> Result<Loaded, Vec<Diagnostic>> {
     let id = decode_source(sources, name, bytes).map_err(|d| vec![d])?;
     let (program, errors) = syntax::parse(sources.text(id), id);
     if !errors.is_empty() {
@@ -192,8 +205,7 @@ pub fn graph_file(
     // A picture that cannot be written in any case is refused before a
     // program that may run for long.
     if let Some(Err(message)) = picture.map(graph::format_of) {
-        let _ = writeln!(err, "tapec: {message}");
-        return EXIT_ERROR;
+        return report_unplaced(message, opts.color, err);
     }
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);
@@ -206,20 +218,16 @@ pub fn graph_file(
         return code;
     };
     if interp.tape.records.is_empty() {
-        let _ = writeln!(
-            err,
-            "tapec: `{}` ran no tape, so there is nothing to draw",
+        let message = format!(
+            "`{}` ran no tape, so there is nothing to draw",
             opts.path.display()
         );
-        return EXIT_ERROR;
+        return report_unplaced(message, opts.color, err);
     }
     match (picture, &mut dot_out) {
         (Some(path), _) => match graph::write(&interp.tape, path) {
             Ok(()) => EXIT_OK,
-            Err(message) => {
-                let _ = writeln!(err, "tapec: {message}");
-                EXIT_ERROR
-            }
+            Err(message) => report_unplaced(message, opts.color, err),
         },
         (None, Some(out)) => {
             let _ = out.write_all(graph::dot(&interp.tape).as_bytes());

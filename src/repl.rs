@@ -375,7 +375,10 @@ impl Repl {
                 } else {
                     match crate::graph::write(&self.interp.tape, std::path::Path::new(rest)) {
                         Ok(()) => self.say(&format!("wrote {rest}\n")),
-                        Err(message) => self.say(&format!("{message}\n")),
+                        Err(message) => {
+                            let d = self.sources.unplaced(message);
+                            self.report(&d);
+                        }
                     }
                 }
             }
@@ -402,11 +405,15 @@ impl Repl {
                             Err(d) => self.report(&d),
                         }
                     }
-                    Err(e) => self.say(&format!(
-                        "cannot read `{}`: {}\n",
-                        path.display(),
-                        crate::diagnostic::io_reason(&e)
-                    )),
+                    Err(e) => {
+                        let message = format!(
+                            "cannot read `{}`: {}",
+                            path.display(),
+                            crate::diagnostic::io_reason(&e)
+                        );
+                        let d = self.sources.unplaced(message);
+                        self.report(&d);
+                    }
                 }
             }
             "reset" => {

@@ -80,7 +80,7 @@ fn a_picture_that_cannot_be_written_is_an_error() {
     assert_eq!(out, "", "the program ran");
     assert_eq!(
         err,
-        "tapec: cannot draw `tape.jpeg`: the picture can be written as .dot, .svg or .png\n"
+        "Error: cannot draw `tape.jpeg`: the picture can be written as .dot, .svg or .png\n"
     );
     let missing = scratch().join("no-such-folder").join("tape.dot");
     let (code, out, err) = graph(&missing.display().to_string());
@@ -89,7 +89,7 @@ fn a_picture_that_cannot_be_written_is_an_error() {
     assert_eq!(
         err,
         format!(
-            "tapec: cannot write `{}`: its folder does not exist\n",
+            "Error: cannot write `{}`: its folder does not exist\n",
             missing.display()
         )
     );

@@ -1,0 +1,37 @@
+//! The prompt sends every error to stderr as a diagnostic, its commands'
+//! too (`:load` of a missing file, `:graph` into a missing folder), and
+//! only echoes and program output to stdout.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+#[test]
+fn command_errors_are_diagnostics_on_stderr() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .args(["repl", "--color", "never"])
+        .env("HOME", std::env::temp_dir())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start tapec repl");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(
+            b":load no-such-program.tape\nw := 2.0;\ntape\ns := w * w;\nend;\n\
+              :graph no-such-folder/tape.dot\n",
+        )
+        .expect("write");
+    let output = child.wait_with_output().expect("tapec ends");
+    let out = String::from_utf8_lossy(&output.stdout);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(
+        err,
+        "Error: cannot read `no-such-program.tape`: no such file\n\
+         Error: cannot write `no-such-folder/tape.dot`: its folder does not exist\n"
+    );
+    assert!(!out.contains("cannot"), "{out}");
+    assert!(out.contains("w = 2.000000"), "{out}");
+}
