@@ -10,6 +10,10 @@ use tapec::SharedBuffer;
 use tapec::eval::Interpreter;
 use tapec::syntax::tree::Program;
 
+// The allocator `tapec` itself runs with.
+#[global_allocator]
+static ALLOCATOR: tapec::memory::Mimalloc = tapec::memory::Mimalloc;
+
 fn main() {
     divan::main();
 }

@@ -21,9 +21,6 @@ use std::sync::atomic::AtomicBool;
 use diagnostic::{Diagnostic, SourceMap, Span};
 use eval::{Interpreter, Stop};
 
-#[global_allocator]
-static ALLOCATOR: memory::Mimalloc = memory::Mimalloc;
-
 /// Stack for the thread that runs a program: deep enough for 1,000 nested
 /// routine calls and 256 levels of source nesting in debug builds.
 pub const RUN_STACK_BYTES: usize = 1 << 30;

@@ -1,4 +1,5 @@
 //! The `tapec` command line: reads the arguments, calls the library, exits.
+//! It also chooses the allocator, which is the binary's business.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -6,6 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::{Parser, Subcommand, ValueEnum};
+
+#[global_allocator]
+static ALLOCATOR: tapec::memory::Mimalloc = tapec::memory::Mimalloc;
 
 #[derive(Parser)]
 #[command(
@@ -100,8 +104,8 @@ fn main() {
                 tapec::graph_file(&opts, output.as_deref(), Box::new(out), &mut err)
             })
         }
-        Some(Command::Repl) => repl(color),
-        None if std::io::stdin().is_terminal() => repl(color),
+        Some(Command::Repl) => tapec::repl::run_on_stdin(color),
+        None if std::io::stdin().is_terminal() => tapec::repl::run_on_stdin(color),
         None => {
             let _ = writeln!(
                 std::io::stderr(),
@@ -111,64 +115,4 @@ fn main() {
         }
     };
     std::process::exit(code);
-}
-
-fn stdout() -> Box<dyn Write> {
-    Box::new(std::io::stdout())
-}
-
-/// Runs the prompt on a big-stack thread: with line editing and history on a
-/// terminal, or reading piped lines with no prompts.
-fn repl(color: bool) -> i32 {
-    tapec::with_big_stack(move || {
-        let terminal = std::io::stdin().is_terminal();
-        let mut session =
-            tapec::repl::Repl::new(stdout, Box::new(std::io::stderr()), color && terminal);
-        let flag = session.interrupt_flag();
-        let on_ctrl_c = move || flag.store(true, Ordering::Relaxed);
-        if !terminal {
-            let _ = ctrlc::set_handler(on_ctrl_c);
-            let stdin = std::io::stdin();
-            // A line that is not UTF-8 is read with U+FFFD for its bad
-            // bytes, which the lexer then reports, rather than ending input.
-            let lines = std::io::BufRead::split(stdin.lock(), b'\n')
-                .map_while(Result::ok)
-                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-            session.take_lines(lines);
-            return 0;
-        }
-        let Ok(mut editor) = rustyline::DefaultEditor::new() else {
-            eprintln!("tapec: cannot start the line editor");
-            return 1;
-        };
-        // After the editor, which sets its own SIGINT handler: while a
-        // statement runs, Ctrl-C must reach the interpreter. (While a line is
-        // read the terminal is raw and Ctrl-C arrives as a key.)
-        let _ = ctrlc::set_handler(on_ctrl_c);
-        let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".tapec_history"));
-        if let Some(path) = &history {
-            let _ = editor.load_history(path);
-        }
-        println!(
-            "tapec {} — :help for commands, :quit to leave",
-            env!("CARGO_PKG_VERSION")
-        );
-        while !session.quit {
-            match editor.readline(session.prompt()) {
-                Ok(line) => {
-                    let _ = editor.add_history_entry(line.as_str());
-                    session.line(&line);
-                }
-                Err(rustyline::error::ReadlineError::Interrupted) => session.clear_line(),
-                Err(_) => {
-                    session.end_of_input();
-                    break;
-                }
-            }
-        }
-        if let Some(path) = &history {
-            let _ = editor.save_history(path);
-        }
-        0
-    })
 }

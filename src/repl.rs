@@ -1,14 +1,17 @@
 //! The interactive prompt. It runs the same evaluator as `tapec run`, one
 //! complete entry at a time, and echoes what each statement did.
 //!
-//! Whether an entry is complete is decided by the parser: if parsing stops
-//! at the end of the input (an open `begin`, `[`, `(`, a routine header, a
-//! `for ... do` with no statement yet), the entry continues on the next
-//! line. `tape` alone on a line opens a tape at the prompt; `end;` closes it.
+//! An entry continues on the next line while a `begin`, `tape` or `repeat`
+//! in it is open, a comment is open, its last token leaves something
+//! hanging, or parsing stops at its end (an open `[` or `(`, a routine
+//! header, a `for ... do` with no statement yet): see `Pending`. `tape` alone on a line opens a tape at the prompt; `end;` closes it.
 //! A line that fails restores the state from before it, so nothing changes.
+//! [`run_on_stdin`] is the prompt on a terminal (line editing, history,
+//! Ctrl-C) or on piped input.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 
 use crate::diagnostic::{Diagnostic, SourceMap, Span};
 use crate::eval::check::{self, Known};
@@ -557,6 +560,65 @@ fn echo(name: &str, v: &Value, recorded: &str) -> String {
         Value::Str(s) => format!("{name} = '{s}'{recorded}\n"),
         other => format!("{name} = {}{recorded}\n", format::value(other)),
     }
+}
+
+fn stdout() -> Box<dyn Write> {
+    Box::new(std::io::stdout())
+}
+
+/// Runs the prompt on a big-stack thread: with line editing and history on a
+/// terminal, or reading piped lines with no prompts.
+pub fn run_on_stdin(color: bool) -> i32 {
+    crate::with_big_stack(move || {
+        let terminal = std::io::stdin().is_terminal();
+        let mut session = Repl::new(stdout, Box::new(std::io::stderr()), color && terminal);
+        let flag = session.interrupt_flag();
+        let on_ctrl_c = move || flag.store(true, Ordering::Relaxed);
+        if !terminal {
+            let _ = ctrlc::set_handler(on_ctrl_c);
+            let stdin = std::io::stdin();
+            // A line that is not UTF-8 is read with U+FFFD for its bad
+            // bytes, which the lexer then reports, rather than ending input.
+            let lines = std::io::BufRead::split(stdin.lock(), b'\n')
+                .map_while(Result::ok)
+                .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+            session.take_lines(lines);
+            return 0;
+        }
+        let Ok(mut editor) = rustyline::DefaultEditor::new() else {
+            eprintln!("tapec: cannot start the line editor");
+            return 1;
+        };
+        // After the editor, which sets its own SIGINT handler: while a
+        // statement runs, Ctrl-C must reach the interpreter. (While a line is
+        // read the terminal is raw and Ctrl-C arrives as a key.)
+        let _ = ctrlc::set_handler(on_ctrl_c);
+        let history = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".tapec_history"));
+        if let Some(path) = &history {
+            let _ = editor.load_history(path);
+        }
+        println!(
+            "tapec {} — :help for commands, :quit to leave",
+            env!("CARGO_PKG_VERSION")
+        );
+        while !session.quit {
+            match editor.readline(session.prompt()) {
+                Ok(line) => {
+                    let _ = editor.add_history_entry(line.as_str());
+                    session.line(&line);
+                }
+                Err(rustyline::error::ReadlineError::Interrupted) => session.clear_line(),
+                Err(_) => {
+                    session.end_of_input();
+                    break;
+                }
+            }
+        }
+        if let Some(path) = &history {
+            let _ = editor.save_history(path);
+        }
+        0
+    })
 }
 
 /// Feeds a whole transcript through a session and returns everything it
