@@ -359,30 +359,6 @@ pub fn run_untrusted(
     })
 }
 
-/// Feeds bytes to a prompt session one line at a time, as a learner would
-/// type them, with a step budget and a small size cap, and returns all it
-/// printed. `:graph` and `:load` lines are left out, so made-up input never
-/// writes or reads a file it names. What the REPL's fuzz target and
-/// property tests call: it must never panic or hang, whatever the lines are.
-pub fn repl_untrusted(bytes: &[u8], step_budget: u64, max_elements: usize) -> String {
-    let text = String::from_utf8_lossy(bytes).into_owned();
-    with_big_stack(move || {
-        let buffer = SharedBuffer::default();
-        let mut session = repl::Repl::new(
-            || Box::new(std::io::sink()),
-            Box::new(buffer.clone()),
-            false,
-        );
-        session.limit(step_budget, max_elements);
-        let lines = text.split('\n').filter(|line| {
-            let command = line.trim_start().to_ascii_lowercase();
-            !(command.starts_with(":g") || command.starts_with(":l"))
-        });
-        session.take_lines(lines.map(str::to_string));
-        buffer.text()
-    })
-}
-
 /// A writer whose bytes can be read back after the interpreter is done.
 #[derive(Clone, Default)]
 pub struct SharedBuffer(std::rc::Rc<std::cell::RefCell<Vec<u8>>>);

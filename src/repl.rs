@@ -15,6 +15,7 @@ use std::sync::atomic::Ordering;
 
 use crate::diagnostic::{Diagnostic, SourceMap, Span};
 use crate::eval::check::{self, Known};
+use crate::eval::errors;
 use crate::eval::format;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, Stop};
@@ -221,7 +222,7 @@ impl Repl {
         let mut errors = check::check(program, &self.known(), true);
         if self.tape_started.is_some() {
             errors.extend(program.body.iter().filter_map(|s| match &s.kind {
-                StmtKind::Tape { .. } => Some(check::nested_tape(check::tape_keyword(s.span))),
+                StmtKind::Tape { .. } => Some(errors::nested_tape(errors::tape_keyword(s.span))),
                 _ => None,
             }));
         }
@@ -618,6 +619,30 @@ pub fn run_on_stdin(color: bool) -> i32 {
             let _ = editor.save_history(path);
         }
         0
+    })
+}
+
+/// Feeds bytes to a prompt session one line at a time, as a learner would
+/// type them, with a step budget and a small size cap, and returns all it
+/// printed. `:graph` and `:load` lines are left out, so made-up input never
+/// writes or reads a file it names. What the REPL's fuzz target and
+/// property tests call: it must never panic or hang, whatever the lines are.
+pub fn run_untrusted(bytes: &[u8], step_budget: u64, max_elements: usize) -> String {
+    let text = String::from_utf8_lossy(bytes).into_owned();
+    crate::with_big_stack(move || {
+        let buffer = crate::SharedBuffer::default();
+        let mut session = Repl::new(
+            || Box::new(std::io::sink()),
+            Box::new(buffer.clone()),
+            false,
+        );
+        session.limit(step_budget, max_elements);
+        let lines = text.split('\n').filter(|line| {
+            let command = line.trim_start().to_ascii_lowercase();
+            !(command.starts_with(":g") || command.starts_with(":l"))
+        });
+        session.take_lines(lines.map(str::to_string));
+        buffer.text()
     })
 }
 

@@ -6,5 +6,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    tapec::repl_untrusted(data, 5_000, 1 << 16);
+    tapec::repl::run_untrusted(data, 5_000, 1 << 16);
 });

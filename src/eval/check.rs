@@ -8,66 +8,9 @@
 use std::collections::{HashMap, HashSet};
 
 use super::builtins_table::{self, Kind};
-use super::interp::wrong_count;
-use crate::diagnostic::{Diagnostic, Span, near_miss};
+use super::errors::*;
+use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
-
-/// A matrix literal whose rows differ in length, pointing at the first
-/// row that differs. Found by the checker, and again at run time for
-/// literals it could not see (the REPL's `:load` runs what it checked).
-pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
-    let cols = rows[0].0.len();
-    let (row, span) = rows.iter().find(|(r, _)| r.len() != cols)?;
-    Some(
-        Diagnostic::new(
-            *span,
-            format!(
-                "this row has {} elements but the first row has {cols}",
-                row.len()
-            ),
-        )
-        .with_label(*span, format!("{} elements", row.len()))
-        .with_label(rows[0].1, format!("{cols} elements"))
-        .with_hint("every row of a matrix has the same length"),
-    )
-}
-
-/// `tape` while a tape is open; `span` is the keyword.
-pub fn nested_tape(span: Span) -> Diagnostic {
-    Diagnostic::new(span, "a tape cannot start inside another tape")
-        .with_label(span, "this `tape` is inside a tape that is still open")
-        .with_hint("close the first tape with `end;` before starting the next")
-}
-
-/// `m[i, j] := x` inside a tape.
-pub fn element_in_tape(target: Span, statement: Span) -> Diagnostic {
-    Diagnostic::new(target, "an element cannot be changed inside a tape")
-        .with_label(statement, "changes a recorded value in place")
-        .with_hint("a recorded value is never changed in place: build the matrix before the tape")
-}
-
-/// `Blame`, `Nudge` or `CheckBlame` inside a tape.
-pub fn blame_in_tape(builtin: &str, span: Span) -> Diagnostic {
-    Diagnostic::new(span, format!("{builtin} cannot be used inside a tape"))
-        .with_label(span, "the tape is still open here")
-        .with_hint("blame is ready once the tape's `end;` has run the reverse walk")
-}
-
-/// The `tape` keyword that starts a tape statement.
-pub fn tape_keyword(statement: Span) -> Span {
-    Span::new(statement.source, statement.start, statement.start + 4)
-}
-
-/// A routine assigning a global it did not declare local.
-pub fn global_assigned(routine: &Routine, target: &Name) -> Diagnostic {
-    let name = &target.text;
-    Diagnostic::new(target.span, format!("`{}` cannot assign the global variable `{name}`", routine.name.text))
-        .with_label(target.span, format!("`{name}` is a global"))
-        .with_label(routine.header, "inside this routine")
-        .with_hint(format!(
-            "declare a local with `var {name}: ...;` before `begin`, or return the value and assign it outside"
-        ))
-}
 
 /// What earlier input (at the REPL) already made known.
 #[derive(Debug, Default, Clone)]
@@ -445,13 +388,7 @@ impl<'a> Checker<'a> {
             if !matches!(b.name, "Write" | "WriteLn")
                 && let Some(w) = args.iter().find_map(|a| a.width.as_ref())
             {
-                self.error(
-                    Diagnostic::new(
-                        w.span,
-                        "field widths (`x:w:d`) are only for Write and WriteLn",
-                    )
-                    .with_label(w.span, "a field width"),
-                );
+                self.error(field_width_outside_write(w.span));
             }
             if matches!(b.name, "Blame" | "Nudge" | "CheckBlame") {
                 if self.in_tape {
@@ -460,34 +397,14 @@ impl<'a> Checker<'a> {
                 if let Some(arg) = args.first()
                     && !matches!(arg.value.kind, ExprKind::Name(_))
                 {
-                    self.error(
-                        Diagnostic::new(
-                            arg.value.span,
-                            format!("{} takes a variable's name", b.name),
-                        )
-                        .with_label(arg.value.span, "not a variable")
-                        .with_hint(format!(
-                            "assign the value to a variable inside the tape, then write `{}(name)`",
-                            b.name
-                        )),
-                    );
+                    self.error(takes_a_variable_name(b.name, arg.value.span));
                 }
             }
             return Some(b.kind == Kind::Function);
         }
         if let Some((is_function, params, header)) = self.routine_signature(&name.text) {
             if args.len() != params {
-                let mut d = Diagnostic::new(
-                    span,
-                    format!(
-                        "`{}` takes {params} argument{}, but {} {} given",
-                        name.text,
-                        if params == 1 { "" } else { "s" },
-                        args.len(),
-                        if args.len() == 1 { "was" } else { "were" }
-                    ),
-                )
-                .with_label(span, "this call");
+                let mut d = routine_arity(&name.text, params, args.len(), span);
                 if let Some(h) = header {
                     d = d.with_label(h, "declared here");
                 }
@@ -495,20 +412,12 @@ impl<'a> Checker<'a> {
             }
             return Some(is_function);
         }
-        let mut d = Diagnostic::new(
-            name.span,
-            format!("unknown function or procedure `{}`", name.text),
-        )
-        .with_label(name.span, "not a builtin and not declared");
-        let candidates: Vec<&str> = builtins_table::BUILTINS
+        let candidates = builtins_table::BUILTINS
             .iter()
             .map(|b| b.name)
             .chain(self.routines.keys().map(String::as_str))
-            .chain(self.known.routines.keys().map(String::as_str))
-            .collect();
-        if let Some(close) = near_miss(&name.text, candidates) {
-            d = d.with_hint(format!("did you mean `{close}`?"));
-        }
+            .chain(self.known.routines.keys().map(String::as_str));
+        let d = unknown_routine(name, candidates);
         self.error(d);
         None
     }
@@ -519,13 +428,7 @@ impl<'a> Checker<'a> {
         }
         if let Some(b) = builtins_table::find(&name.text) {
             if b.kind == Kind::Procedure {
-                self.error(
-                    Diagnostic::new(
-                        name.span,
-                        format!("`{}` is a procedure: it gives no value", name.text),
-                    )
-                    .with_label(name.span, "used here as a value"),
-                );
+                self.error(gives_no_value(&name.text, name.span));
             } else if b.min_args > 0 {
                 self.error(wrong_count(&name.text, b.min_args, b.takes, 0, name.span));
             }
@@ -533,13 +436,7 @@ impl<'a> Checker<'a> {
         }
         if let Some((is_function, params, _)) = self.routine_signature(&name.text) {
             if !is_function {
-                self.error(
-                    Diagnostic::new(
-                        name.span,
-                        format!("`{}` is a procedure: it gives no value", name.text),
-                    )
-                    .with_label(name.span, "used here as a value"),
-                );
+                self.error(gives_no_value(&name.text, name.span));
             } else if params > 0 {
                 self.error(
                     Diagnostic::new(
@@ -555,16 +452,12 @@ impl<'a> Checker<'a> {
             }
             return;
         }
-        let mut d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
-            .with_label(name.span, "nothing is ever assigned to this name");
         let mut candidates: Vec<&str> = self.globals.iter().map(String::as_str).collect();
         if let Some((_, locals)) = &self.routine {
             candidates.extend(locals.iter().map(String::as_str));
         }
         candidates.extend(builtins_table::BUILTINS.iter().map(|b| b.name));
-        if let Some(close) = near_miss(&name.text, candidates) {
-            d = d.with_hint(format!("did you mean `{close}`?"));
-        }
+        let d = unknown_variable(name, "nothing is ever assigned to this name", candidates);
         self.error(d);
     }
 
@@ -578,13 +471,7 @@ impl<'a> Checker<'a> {
             ExprKind::Name(name) => self.name_read(name),
             ExprKind::Call { name, args } => {
                 if self.call(name, args, e.span) == Some(false) {
-                    self.error(
-                        Diagnostic::new(
-                            e.span,
-                            format!("`{}` is a procedure: it gives no value", name.text),
-                        )
-                        .with_label(e.span, "used here as a value"),
-                    );
+                    self.error(gives_no_value(&name.text, e.span));
                 }
             }
             ExprKind::Matrix(rows) => {

@@ -10,8 +10,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::interp::Slot;
-use crate::syntax::tree::Name;
+use super::value::Value;
+use crate::syntax::tree::{Name, TypeName};
 
 /// Table numbers, unique in the process; 0 is never given out, so a name
 /// that was never looked up matches no table.
@@ -19,6 +19,13 @@ static NEXT_TABLE: AtomicU32 = AtomicU32::new(1);
 
 fn new_table_number() -> u32 {
     NEXT_TABLE.fetch_add(1, Ordering::Relaxed)
+}
+
+/// A variable: its value (none yet if only declared) and its declared type.
+#[derive(Debug, Clone)]
+pub struct Slot {
+    pub value: Option<Value>,
+    pub declared: Option<TypeName>,
 }
 
 pub struct Globals {

@@ -16,10 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ndarray::Array2;
 
 use super::builtins_table;
-use super::globals::Globals;
+use super::errors::{self, wrong_count};
+use super::globals::{Globals, Slot};
 use super::random::Random;
 use super::value::Value;
-use crate::diagnostic::{Diagnostic, Span, near_miss};
+use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
 use crate::tape::ops::{Elementwise, PROVE_FROM};
 use crate::tape::{Inputs, NodeRef, Op, OpError, Tape, Tensor};
@@ -73,13 +74,6 @@ pub fn check_string(bytes: usize, span: Span) -> Flow<()> {
                 "a string may hold at most {MAX_STRING} bytes (256 MiB)"
             )),
     )
-}
-
-/// A variable: its value (none yet if only declared) and its declared type.
-#[derive(Debug, Clone)]
-pub struct Slot {
-    pub value: Option<Value>,
-    pub declared: Option<TypeName>,
 }
 
 struct Frame {
@@ -324,7 +318,7 @@ impl Interpreter {
                 }
             },
             StmtKind::Tape { body, end } => {
-                self.open_tape(super::check::tape_keyword(stmt.span))?;
+                self.open_tape(errors::tape_keyword(stmt.span))?;
                 let result = self.exec_block(body);
                 if let Err(e) = result {
                     self.tape.open = false;
@@ -377,7 +371,7 @@ impl Interpreter {
 
     pub fn open_tape(&mut self, span: Span) -> Flow<()> {
         if self.tape.open {
-            return fail(super::check::nested_tape(span));
+            return fail(errors::nested_tape(span));
         }
         self.tape.start();
         self.tape_frame_depth = self.frames.len();
@@ -598,15 +592,10 @@ impl Interpreter {
     }
 
     pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
-        let mut d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
-            .with_label(name.span, "nothing has been assigned to this name");
         let mut candidates = self.names_in_sight();
         candidates.extend(builtins_table::BUILTINS.iter().map(|b| b.name));
         candidates.extend(self.routines.keys().map(String::as_str));
-        if let Some(close) = near_miss(&name.text, candidates) {
-            d = d.with_hint(format!("did you mean `{close}`?"));
-        }
-        d
+        errors::unknown_variable(name, "nothing has been assigned to this name", candidates)
     }
 
     /// An assignment statement: inside a tape the value goes on the tape and,
@@ -640,7 +629,7 @@ impl Interpreter {
             Some(frame) if frame.locals.contains_key(name) => frame.locals.get_mut(name),
             Some(_) if self.globals.contains_key(name) => {
                 let routine = routine.expect("in a routine");
-                return fail(super::check::global_assigned(&routine, target));
+                return fail(errors::global_assigned(&routine, target));
             }
             Some(frame) => {
                 frame.locals.insert(
@@ -675,7 +664,7 @@ impl Interpreter {
 
     fn assign_element(&mut self, target: &Name, row: &Expr, col: &Expr, value: &Expr) -> Flow<()> {
         if self.tape.open {
-            return fail(super::check::element_in_tape(
+            return fail(errors::element_in_tape(
                 target.span,
                 target.span.to(value.span),
             ));
@@ -899,7 +888,7 @@ impl Interpreter {
 
     fn eval_matrix(&mut self, rows: &[(Vec<Expr>, Span)], span: Span) -> Flow<Value> {
         let cols = rows[0].0.len();
-        if let Some(d) = super::check::ragged_matrix(rows) {
+        if let Some(d) = errors::ragged_matrix(rows) {
             return fail(d);
         }
         let mut values = Vec::with_capacity(rows.len() * cols);
@@ -1102,13 +1091,7 @@ impl Interpreter {
     fn call_for_value(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Value> {
         match self.call(name, args, span)? {
             Some(v) => Ok(v),
-            None => fail(
-                Diagnostic::new(
-                    span,
-                    format!("`{}` is a procedure: it gives no value", name.text),
-                )
-                .with_label(span, "used here as a value"),
-            ),
+            None => fail(errors::gives_no_value(&name.text, span)),
         }
     }
 
@@ -1127,13 +1110,7 @@ impl Interpreter {
             for arg in args {
                 if arg.width.is_some() && !matches!(b.name, "Write" | "WriteLn") {
                     let at = arg.width.as_ref().map_or(span, |w| w.span);
-                    return fail(
-                        Diagnostic::new(
-                            at,
-                            "field widths (`x:w:d`) are only for Write and WriteLn",
-                        )
-                        .with_label(at, "a field width"),
-                    );
+                    return fail(errors::field_width_outside_write(at));
                 }
             }
             return self.call_builtin(b, args, span);
@@ -1141,19 +1118,11 @@ impl Interpreter {
         if let Some(routine) = self.routines.get(&name.text).cloned() {
             return self.call_routine(&routine, args, span);
         }
-        let mut d = Diagnostic::new(
-            name.span,
-            format!("unknown function or procedure `{}`", name.text),
-        )
-        .with_label(name.span, "not a builtin and not declared");
         let candidates = builtins_table::BUILTINS
             .iter()
             .map(|b| b.name)
             .chain(self.routines.keys().map(String::as_str));
-        if let Some(close) = near_miss(&name.text, candidates) {
-            d = d.with_hint(format!("did you mean `{close}`?"));
-        }
-        fail(d)
+        fail(errors::unknown_routine(name, candidates))
     }
 
     fn call_routine(
@@ -1169,19 +1138,8 @@ impl Interpreter {
         };
         if args.len() != routine.params.len() {
             return fail(
-                Diagnostic::new(
-                    span,
-                    format!(
-                        "`{}` takes {} argument{}, but {} {} given",
-                        routine.name.text,
-                        routine.params.len(),
-                        if routine.params.len() == 1 { "" } else { "s" },
-                        args.len(),
-                        if args.len() == 1 { "was" } else { "were" }
-                    ),
-                )
-                .with_label(span, "this call")
-                .with_label(routine.header, format!("the {kind} is declared here")),
+                errors::routine_arity(&routine.name.text, routine.params.len(), args.len(), span)
+                    .with_label(routine.header, format!("the {kind} is declared here")),
             );
         }
         if self.frames.len() >= MAX_CALL_DEPTH {
@@ -1276,12 +1234,10 @@ impl Interpreter {
     /// on the last tape.
     pub fn variable_on_tape(&mut self, builtin: &str, arg: &Arg) -> Flow<(Name, Value, u32)> {
         let ExprKind::Name(name) = &arg.value.kind else {
-            return fail(Diagnostic::new(arg.value.span, format!("{builtin} takes a variable's name"))
-                .with_label(arg.value.span, "not a variable")
-                .with_hint(format!("assign the value to a variable inside the tape, then write `{builtin}(name)`")));
+            return fail(errors::takes_a_variable_name(builtin, arg.value.span));
         };
         if self.tape.open {
-            return fail(super::check::blame_in_tape(builtin, arg.value.span));
+            return fail(errors::blame_in_tape(builtin, arg.value.span));
         }
         let v = self.read_variable(name)?;
         match self.tape.find(v.tag()) {
@@ -1387,23 +1343,6 @@ fn overflow(span: Span, what: &str) -> Diagnostic {
     )
     .with_label(span, "too large for an Integer")
     .with_hint("use reals (`1.0 * n`) for numbers this large")
-}
-
-pub fn wrong_count(name: &str, min: usize, takes: &str, got: usize, span: Span) -> Diagnostic {
-    let count = if min == 1 {
-        "1 argument".to_string()
-    } else {
-        format!("{min} arguments")
-    };
-    Diagnostic::new(
-        span,
-        format!(
-            "`{name}` takes {count}, but {got} {} given",
-            if got == 1 { "was" } else { "were" }
-        ),
-    )
-    .with_label(span, "this call")
-    .with_hint(format!("{name} takes {takes}"))
 }
 
 fn matrix_dim(v: &Value) -> (usize, usize) {

@@ -3,6 +3,7 @@
 pub mod builtins;
 pub mod builtins_table;
 pub mod check;
+pub mod errors;
 pub mod format;
 pub mod globals;
 pub mod interp;

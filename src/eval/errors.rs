@@ -1,0 +1,155 @@
+//! The diagnostics that the checks and the interpreter both give, each
+//! built in one place: the checks find most of them before a program runs,
+//! and the interpreter finds the same mistakes where the checks cannot see
+//! them (a prompt entry, a value known only when it runs).
+
+use crate::diagnostic::{Diagnostic, Span, near_miss};
+use crate::syntax::tree::{Expr, Name, Routine};
+
+/// A matrix literal whose rows differ in length, pointing at the first
+/// row that differs. Found by the checker, and again at run time for
+/// literals it could not see (the REPL's `:load` runs what it checked).
+pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
+    let cols = rows[0].0.len();
+    let (row, span) = rows.iter().find(|(r, _)| r.len() != cols)?;
+    Some(
+        Diagnostic::new(
+            *span,
+            format!(
+                "this row has {} elements but the first row has {cols}",
+                row.len()
+            ),
+        )
+        .with_label(*span, format!("{} elements", row.len()))
+        .with_label(rows[0].1, format!("{cols} elements"))
+        .with_hint("every row of a matrix has the same length"),
+    )
+}
+
+/// `tape` while a tape is open; `span` is the keyword.
+pub fn nested_tape(span: Span) -> Diagnostic {
+    Diagnostic::new(span, "a tape cannot start inside another tape")
+        .with_label(span, "this `tape` is inside a tape that is still open")
+        .with_hint("close the first tape with `end;` before starting the next")
+}
+
+/// `m[i, j] := x` inside a tape.
+pub fn element_in_tape(target: Span, statement: Span) -> Diagnostic {
+    Diagnostic::new(target, "an element cannot be changed inside a tape")
+        .with_label(statement, "changes a recorded value in place")
+        .with_hint("a recorded value is never changed in place: build the matrix before the tape")
+}
+
+/// `Blame`, `Nudge` or `CheckBlame` inside a tape.
+pub fn blame_in_tape(builtin: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(span, format!("{builtin} cannot be used inside a tape"))
+        .with_label(span, "the tape is still open here")
+        .with_hint("blame is ready once the tape's `end;` has run the reverse walk")
+}
+
+/// The `tape` keyword that starts a tape statement.
+pub fn tape_keyword(statement: Span) -> Span {
+    Span::new(statement.source, statement.start, statement.start + 4)
+}
+
+/// A routine assigning a global it did not declare local.
+pub fn global_assigned(routine: &Routine, target: &Name) -> Diagnostic {
+    let name = &target.text;
+    Diagnostic::new(target.span, format!("`{}` cannot assign the global variable `{name}`", routine.name.text))
+        .with_label(target.span, format!("`{name}` is a global"))
+        .with_label(routine.header, "inside this routine")
+        .with_hint(format!(
+            "declare a local with `var {name}: ...;` before `begin`, or return the value and assign it outside"
+        ))
+}
+
+/// A builtin or routine called with the wrong number of arguments.
+pub fn wrong_count(name: &str, min: usize, takes: &str, got: usize, span: Span) -> Diagnostic {
+    let count = if min == 1 {
+        "1 argument".to_string()
+    } else {
+        format!("{min} arguments")
+    };
+    Diagnostic::new(
+        span,
+        format!(
+            "`{name}` takes {count}, but {got} {} given",
+            if got == 1 { "was" } else { "were" }
+        ),
+    )
+    .with_label(span, "this call")
+    .with_hint(format!("{name} takes {takes}"))
+}
+
+/// A user routine called with the wrong number of arguments.
+pub fn routine_arity(name: &str, params: usize, got: usize, span: Span) -> Diagnostic {
+    Diagnostic::new(
+        span,
+        format!(
+            "`{name}` takes {params} argument{}, but {got} {} given",
+            if params == 1 { "" } else { "s" },
+            if got == 1 { "was" } else { "were" }
+        ),
+    )
+    .with_label(span, "this call")
+}
+
+/// A procedure where a value is needed.
+pub fn gives_no_value(name: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(span, format!("`{name}` is a procedure: it gives no value"))
+        .with_label(span, "used here as a value")
+}
+
+/// `x:w:d` in a call of anything but `Write` and `WriteLn`.
+pub fn field_width_outside_write(span: Span) -> Diagnostic {
+    Diagnostic::new(
+        span,
+        "field widths (`x:w:d`) are only for Write and WriteLn",
+    )
+    .with_label(span, "a field width")
+}
+
+/// `Blame`, `Nudge` or `CheckBlame` of something that is not a variable.
+pub fn takes_a_variable_name(builtin: &str, span: Span) -> Diagnostic {
+    Diagnostic::new(span, format!("{builtin} takes a variable's name"))
+        .with_label(span, "not a variable")
+        .with_hint(format!(
+            "assign the value to a variable inside the tape, then write `{builtin}(name)`"
+        ))
+}
+
+/// A call of a name that is neither a builtin nor a declared routine.
+pub fn unknown_routine<'a>(
+    name: &Name,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Diagnostic {
+    let d = Diagnostic::new(
+        name.span,
+        format!("unknown function or procedure `{}`", name.text),
+    )
+    .with_label(name.span, "not a builtin and not declared");
+    with_near_miss(d, &name.text, candidates)
+}
+
+/// A read of a name that holds nothing: `label` says why (never assigned
+/// anywhere, for the checks; not assigned yet, at run time).
+pub fn unknown_variable<'a>(
+    name: &Name,
+    label: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Diagnostic {
+    let d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
+        .with_label(name.span, label);
+    with_near_miss(d, &name.text, candidates)
+}
+
+fn with_near_miss<'a>(
+    d: Diagnostic,
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Diagnostic {
+    match near_miss(name, candidates) {
+        Some(close) => d.with_hint(format!("did you mean `{close}`?")),
+        None => d,
+    }
+}
