@@ -489,7 +489,12 @@ impl Interpreter {
                                 format!(
                                     "{}({}) does not fit in an Integer",
                                     b.name,
-                                    format::real(*x, 6)
+                                    // Large numbers in short form (1e300).
+                                    if x.abs() < 1e16 {
+                                        format::real(*x, 6)
+                                    } else {
+                                        format!("{x:e}")
+                                    }
                                 ),
                             )
                             .with_label(s(0), "too large for 64 bits"),

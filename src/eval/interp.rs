@@ -996,10 +996,12 @@ impl Interpreter {
                                 .with_label(rs, "this is 0"),
                         );
                     }
+                    // The remainder always fits: the one case that overflows
+                    // a checked remainder (the smallest Integer mod -1) is 0.
                     let v = if op == IntDiv {
                         a.checked_div(*b)
                     } else {
-                        a.checked_rem(*b)
+                        Some(a.wrapping_rem(*b))
                     };
                     v.map(Value::Int)
                         .ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into())

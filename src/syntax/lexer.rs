@@ -18,6 +18,7 @@ pub enum LexError {
     UnterminatedString,
     UnterminatedComment,
     IntegerTooLarge,
+    RealTooLarge,
     DigitAfterDot,
     DigitBeforeDot,
 }
@@ -40,9 +41,12 @@ fn parse_integer(lex: &mut logos::Lexer<RawToken>) -> Result<i64, LexError> {
 }
 
 fn parse_real(lex: &mut logos::Lexer<RawToken>) -> Result<f64, LexError> {
-    lex.slice()
-        .parse()
-        .map_err(|_| LexError::UnexpectedCharacter)
+    match lex.slice().parse::<f64>() {
+        // A literal past the largest f64 (`1e309`) would silently be inf.
+        Ok(x) if x.is_infinite() => Err(LexError::RealTooLarge),
+        Ok(x) => Ok(x),
+        Err(_) => Err(LexError::UnexpectedCharacter),
+    }
 }
 
 fn digit_after_dot() -> Result<(), LexError> {
@@ -307,6 +311,9 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
         LexError::IntegerTooLarge => Diagnostic::new(span, "this integer is too large")
             .with_label(span, "larger than 9223372036854775807")
             .with_hint("integers are 64-bit; write a real such as `1.0e20` for a large number"),
+        LexError::RealTooLarge => Diagnostic::new(span, "this real number is too large")
+            .with_label(span, "larger than the largest Real, about 1.8e308")
+            .with_hint("for an infinite value write `Inf`"),
         LexError::DigitAfterDot => {
             Diagnostic::new(span, "a real number needs digits after its dot")
                 .with_label(span, "no digit after the `.`")

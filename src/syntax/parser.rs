@@ -771,11 +771,27 @@ where
         .or_not();
     header
         .then(stmt.separated_by(just(Token::Semi)).collect::<Vec<_>>())
-        .then_ignore(choice((
-            just(Token::Dot).ignore_then(end().labelled("the end of the file after the final `.`")),
-            end().labelled("the end of the file"),
+        .then(choice((
+            just(Token::Dot)
+                .map_with(|_, e| Some(e.span()))
+                .then_ignore(end().labelled("the end of the file after the final `.`")),
+            end().labelled("the end of the file").to(None),
         )))
-        .map(|(name, body)| Program { name, body })
+        // The final `.` closes the program's main block, `begin ... end.`,
+        // and nothing else.
+        .validate(|((name, body), dot), _, emitter| {
+            let closes_block = matches!(body.last().map(|s| &s.kind), Some(StmtKind::Block(_)));
+            if let Some(dot) = dot
+                && !closes_block
+            {
+                emitter.emit(custom(
+                    dot,
+                    "a final `.` may follow only the program's `begin ... end` block",
+                    "not after a `begin ... end`",
+                ));
+            }
+            Program { name, body }
+        })
 }
 
 #[cfg(test)]
