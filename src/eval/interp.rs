@@ -413,6 +413,26 @@ impl Interpreter {
                     )),
                 );
             }
+            Value::Str(_) | Value::Bool(_) => {
+                return fail(
+                    Diagnostic::new(
+                        candidate.span,
+                        format!(
+                            "a tape must end on a number, but its last assignment gives `{}` {}",
+                            candidate.name,
+                            candidate.value.describe()
+                        ),
+                    )
+                    .with_label(
+                        candidate.span,
+                        format!("the tape's result: {}", candidate.value.describe()),
+                    )
+                    .with_hint(
+                        "the tape's result is its last assignment: assign the number last, \
+                         and anything else after `end;`",
+                    ),
+                );
+            }
             Value::Int(n) => self.tape.push(
                 Op::Leaf,
                 Inputs::new(),
