@@ -753,6 +753,13 @@ where
                 .clone()
                 .or(just(Token::Else).ignored().rewind()),
         )
+        // A statement that failed at a place fails there again: without
+        // this, recovery in blocks inside blocks tried the same failing
+        // statements once for each way around them (fuzzing found files of
+        // 2 KB that took seconds). A statement that fails from memory is
+        // reported as "expected a statement", so in a file with many
+        // errors some messages are less precise than they could be.
+        .memoized()
         .labelled("a statement")
         .recover_with(skip_until(
             skipped_block.clone().or(any().ignored()),
