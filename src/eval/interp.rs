@@ -392,45 +392,34 @@ impl Interpreter {
                     ),
             );
         };
+        // A tape must end on a number (or a 1×1 matrix): anything else is an
+        // error at the assignment that made the result.
+        let not_a_number = |hint: String| {
+            let what = candidate.value.describe();
+            fail(
+                Diagnostic::new(
+                    candidate.span,
+                    format!(
+                        "a tape must end on a number, but its last assignment gives `{}` {what}",
+                        candidate.name
+                    ),
+                )
+                .with_label(candidate.span, format!("the tape's result: {what}"))
+                .with_hint(hint),
+            )
+        };
         let node = match &candidate.value {
             Value::Matrix(m, _) if m.dim() != (1, 1) => {
-                return fail(
-                    Diagnostic::new(
-                        candidate.span,
-                        format!(
-                            "a tape must end on a number, but its last assignment gives `{}` {}",
-                            candidate.name,
-                            candidate.value.describe()
-                        ),
-                    )
-                    .with_label(
-                        candidate.span,
-                        format!("the tape's result: {}", candidate.value.describe()),
-                    )
-                    .with_hint(format!(
-                        "end the tape with a number, such as `s := Sum({});`",
-                        candidate.name
-                    )),
-                );
+                return not_a_number(format!(
+                    "end the tape with a number, such as `s := Sum({});`",
+                    candidate.name
+                ));
             }
             Value::Str(_) | Value::Bool(_) => {
-                return fail(
-                    Diagnostic::new(
-                        candidate.span,
-                        format!(
-                            "a tape must end on a number, but its last assignment gives `{}` {}",
-                            candidate.name,
-                            candidate.value.describe()
-                        ),
-                    )
-                    .with_label(
-                        candidate.span,
-                        format!("the tape's result: {}", candidate.value.describe()),
-                    )
-                    .with_hint(
-                        "the tape's result is its last assignment: assign the number last, \
-                         and anything else after `end;`",
-                    ),
+                return not_a_number(
+                    "the tape's result is its last assignment: assign the number last, \
+                     and anything else after `end;`"
+                        .to_string(),
                 );
             }
             Value::Int(n) => self.tape.push(
