@@ -47,6 +47,8 @@ pub struct Diagnostic {
     pub labels: Vec<(Span, String)>,
     pub hints: Vec<String>,
     pub notes: Vec<String>,
+    /// A warning says something is probably wrong but stops nothing.
+    pub warning: bool,
 }
 
 impl Diagnostic {
@@ -57,6 +59,15 @@ impl Diagnostic {
             labels: Vec::new(),
             hints: Vec::new(),
             notes: Vec::new(),
+            warning: false,
+        }
+    }
+
+    /// A warning: rendered as one, and it never stops a run.
+    pub fn warning(span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            warning: true,
+            ..Diagnostic::new(span, message)
         }
     }
 
@@ -182,7 +193,12 @@ impl SourceMap {
         let config = Config::default()
             .with_color(color)
             .with_index_type(IndexType::Byte);
-        let mut report = Report::build(ReportKind::Error, clamp(diagnostic.span))
+        let kind = if diagnostic.warning {
+            ReportKind::Warning
+        } else {
+            ReportKind::Error
+        };
+        let mut report = Report::build(kind, clamp(diagnostic.span))
             .with_config(config)
             .with_message(&diagnostic.message);
         let mut labels: Vec<(usize, Span, String)> = diagnostic
@@ -203,7 +219,7 @@ impl SourceMap {
                 label = label.with_message(text);
             }
             if color {
-                label = label.with_color(if order == 0 {
+                label = label.with_color(if order == 0 && !diagnostic.warning {
                     Color::Red
                 } else {
                     Color::Yellow

@@ -82,7 +82,7 @@ pub fn decode_source(
     sources: &mut SourceMap,
     name: &str,
     mut bytes: Vec<u8>,
-) -> Result<usize, Diagnostic> {
+) -> Result<usize, Box<Diagnostic>> {
     if bytes.starts_with("\u{feff}".as_bytes()) {
         bytes.drain(..3);
     }
@@ -93,9 +93,11 @@ pub fn decode_source(
             let text = String::from_utf8_lossy(e.as_bytes()).into_owned();
             let id = sources.add(name, text);
             let span = Span::new(id, at, at + '\u{FFFD}'.len_utf8());
-            Err(Diagnostic::new(span, "the file is not valid UTF-8 text")
-                .with_label(span, "this byte does not start a UTF-8 character")
-                .with_hint("save the program as UTF-8"))
+            Err(Box::new(
+                Diagnostic::new(span, "the file is not valid UTF-8 text")
+                    .with_label(span, "this byte does not start a UTF-8 character")
+                    .with_hint("save the program as UTF-8"),
+            ))
         }
     }
 }
@@ -142,7 +144,7 @@ fn load_bytes(
     bytes: Vec<u8>,
     sources: &mut SourceMap,
 ) -> Result<Loaded, Vec<Diagnostic>> {
-    let id = decode_source(sources, name, bytes).map_err(|d| vec![d])?;
+    let id = decode_source(sources, name, bytes).map_err(|d| vec![*d])?;
     let (program, errors) = syntax::parse(sources.text(id), id);
     if !errors.is_empty() {
         return Err(errors);
@@ -306,6 +308,12 @@ fn run_loaded(
     }
     let outcome = interp.run(&program);
     let _ = interp.out.flush();
+    // Warnings never stop the run: they are shown when it ends, before
+    // its error if it has one.
+    let warnings = std::mem::take(&mut interp.warnings);
+    if !warnings.is_empty() {
+        report(&sources, &warnings, opts.color, err);
+    }
     let code = match outcome {
         Ok(()) => EXIT_OK,
         Err(Stop::Error(d)) => {

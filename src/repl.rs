@@ -131,6 +131,7 @@ impl Repl {
         } else {
             self.report_all(&errors);
         }
+        self.show_warnings();
     }
 
     /// Takes lines until they run out or one is `:quit`, then ends the
@@ -147,8 +148,21 @@ impl Repl {
         }
     }
 
-    /// Takes one line of input.
+    /// Takes one line of input, and shows the warnings it gave.
     pub fn line(&mut self, line: &str) {
+        self.take_line(line);
+        self.show_warnings();
+    }
+
+    /// Shows the interpreter's warnings that are not shown yet.
+    fn show_warnings(&mut self) {
+        if !self.interp.warnings.is_empty() {
+            let warnings = std::mem::take(&mut self.interp.warnings);
+            self.report_all(&warnings);
+        }
+    }
+
+    fn take_line(&mut self, line: &str) {
         let trimmed = line.trim();
         if self.pending.is_empty() {
             if trimmed.is_empty() {

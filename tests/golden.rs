@@ -1,5 +1,6 @@
 //! Golden files: each `programs/*.tape` and `tests/run/*.tape` must print
-//! exactly its `.out` and succeed; each `tests/errors/*.tape` must fail with
+//! exactly its `.out` and succeed, writing to stderr exactly its `.err` (its
+//! warnings) or, without one, nothing; each `tests/errors/*.tape` must fail with
 //! exactly the diagnostic in its `.err` (no colour). A `.args` file beside a
 //! program holds its command-line arguments, one per line.
 //!
@@ -60,6 +61,12 @@ fn run_dir(dir: &str, expect_success: bool) {
                 continue;
             }
             compare(&program.with_extension("out"), &out, &mut failures);
+            // What a successful run writes to stderr (its warnings) is in
+            // its `.err`; without one, it must write nothing there.
+            let warnings = program.with_extension("err");
+            if warnings.exists() || !err.is_empty() {
+                compare(&warnings, &err, &mut failures);
+            }
         } else {
             if code != 1 {
                 failures.push(format!(

@@ -1,5 +1,6 @@
 //! Limits end with a diagnostic and status 1, never a crash: source nested
-//! 100,000 deep, a 200,000-term expression (which must run), endless
+//! 100,000 deep, a 200,000-term expression and a 100,000-branch else-if
+//! chain (which must run), endless
 //! recursion, a matrix too large to allocate, a string grown past
 //! 256 MiB, and a tape that records without end or holds too much.
 
@@ -75,6 +76,25 @@ fn a_200000_term_expression_runs_on_and_off_the_tape() {
     );
     let (out, err, code) = run(taped);
     assert_eq!((code, out.as_str()), (0, "200000.000000\n"), "{err}");
+}
+
+#[test]
+fn an_else_if_chain_of_100000_branches_runs() {
+    // An `if` in the `else` of an `if` continues the chain: no nesting.
+    let branches = 100_000;
+    let mut text = String::from("x := 99998;\nif x = 0 then WriteLn(0)\n");
+    for k in 1..branches {
+        text.push_str(&format!("else if x = {k} then WriteLn({k})\n"));
+    }
+    text.push_str("else WriteLn('none');\n");
+    let (out, err, code) = run(text);
+    assert_eq!((code, out.as_str()), (0, "99998\n"), "{err}");
+    // Nesting in a branch still counts.
+    let deep = format!(
+        "if true then WriteLn(1) else if true then {} x := 1;",
+        "if true then ".repeat(300)
+    );
+    fails_with(deep, "nested more than 256 levels");
 }
 
 #[test]

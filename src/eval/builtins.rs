@@ -12,7 +12,7 @@ use super::format;
 use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
 use super::value::Value;
 use crate::diagnostic::{Diagnostic, Span};
-use crate::syntax::tree::Arg;
+use crate::syntax::tree::{Arg, TypeName};
 use crate::tape::ops::{Elementwise, Unary};
 use crate::tape::{Op, Tensor};
 
@@ -67,7 +67,7 @@ fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic
         ),
     )
     .with_label(span, v.describe());
-    if matches!(v, Value::Int(_) | Value::Real(..)) && b.takes.contains("matri") {
+    if matches!(v, Value::Int(..) | Value::Real(..)) && b.takes.contains("matri") {
         d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
     }
     d
@@ -106,7 +106,7 @@ impl Interpreter {
             return Err(Value::Matrix(m, tag));
         }
         // Let go of the other two holders, update, and hand the matrix back.
-        self.overwrite(name, Value::Int(0));
+        self.overwrite(name, Value::int(0));
         self.tape.records[record].value = Tensor::Scalar(0.0);
         let x = Rc::get_mut(&mut m).expect("the only holder now");
         let g = blame.view();
@@ -180,6 +180,23 @@ impl Interpreter {
                 };
                 let new = match (&v, blame) {
                     (Value::Real(x, _), Tensor::Scalar(g)) => Value::Real(x - rate * g, None),
+                    // Nudge makes an Integer a Real (`knob := 0;` trains).
+                    (Value::Int(n, _), Tensor::Scalar(g)) => {
+                        if self.declared_type(&name) == Some(TypeName::Integer) {
+                            return fail(
+                                Diagnostic::new(
+                                    span,
+                                    format!(
+                                        "Nudge would make `{}` a Real, but it is declared Integer",
+                                        name.text
+                                    ),
+                                )
+                                .with_label(args[0].value.span, "declared Integer")
+                                .with_hint(format!("declare `{}: Real` to train it", name.text)),
+                            );
+                        }
+                        Value::Real(*n as f64 - rate * g, None)
+                    }
                     (Value::Matrix(m, _), g) => {
                         // The tape still holds the old value, so the new one is
                         // written fresh, in one pass over both.
@@ -255,8 +272,8 @@ impl Interpreter {
 
         if let Some(u) = unary_of(b.name) {
             return match v(0) {
-                Value::Int(n) if u == Unary::Abs => match n.checked_abs() {
-                    Some(n) => Ok(Some(Value::Int(n))),
+                Value::Int(n, _) if u == Unary::Abs => match n.checked_abs() {
+                    Some(n) => Ok(Some(self.exact(n, Op::Unary(u), &[(v(0), s(0))], span))),
                     None => fail(
                         Diagnostic::new(
                             span,
@@ -265,7 +282,7 @@ impl Interpreter {
                         .with_label(s(0), "this value"),
                     ),
                 },
-                Value::Int(_) | Value::Real(..) | Value::Matrix(..) => {
+                Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
                     self.apply(Op::Unary(u), &[(v(0), s(0))], span).map(Some)
                 }
                 other => fail(kind_error(b, 0, other, s(0))),
@@ -297,7 +314,7 @@ impl Interpreter {
         let value = match b.name {
             "Hadamard" => {
                 for (i, (value, at)) in vals.iter().enumerate() {
-                    if !matches!(value, Value::Int(_) | Value::Real(..) | Value::Matrix(..)) {
+                    if !matches!(value, Value::Int(..) | Value::Real(..) | Value::Matrix(..)) {
                         return fail(kind_error(b, i, value, *at));
                     }
                 }
@@ -422,7 +439,7 @@ impl Interpreter {
                         .with_label(s(1), format!("{hi}")),
                     );
                 }
-                Value::Int(self.rng.int_in(lo, hi))
+                Value::int(self.rng.int_in(lo, hi))
             }
             "Sample" => {
                 let p = self.row_arg(b, &vals, 0)?;
@@ -459,7 +476,7 @@ impl Interpreter {
                         break;
                     }
                 }
-                Value::Int(pick as i64)
+                Value::int(pick as i64)
             }
             "Argmax" => {
                 let p = self.row_arg(b, &vals, 0)?;
@@ -469,13 +486,13 @@ impl Interpreter {
                         best = k;
                     }
                 }
-                Value::Int(best as i64 + 1)
+                Value::int(best as i64 + 1)
             }
-            "Rows" => Value::Int(self.matrix(b, &vals, 0)?.nrows() as i64),
-            "Cols" => Value::Int(self.matrix(b, &vals, 0)?.ncols() as i64),
-            "Length" => Value::Int(self.string(b, &vals, 0)?.chars().count() as i64),
+            "Rows" => Value::int(self.matrix(b, &vals, 0)?.nrows() as i64),
+            "Cols" => Value::int(self.matrix(b, &vals, 0)?.ncols() as i64),
+            "Length" => Value::int(self.string(b, &vals, 0)?.chars().count() as i64),
             "Round" | "Trunc" => match v(0) {
-                Value::Int(n) => Value::Int(*n),
+                Value::Int(n, _) => Value::int(*n),
                 Value::Real(x, _) => {
                     let r = if b.name == "Round" {
                         x.round()
@@ -500,12 +517,12 @@ impl Interpreter {
                             .with_label(s(0), "too large for 64 bits"),
                         );
                     }
-                    Value::Int(r as i64)
+                    Value::int(r as i64)
                 }
                 other => return fail(kind_error(b, 0, other, s(0))),
             },
             "Min" | "Max" => match (v(0), v(1)) {
-                (Value::Int(a), Value::Int(c)) => Value::Int(if b.name == "Min" {
+                (Value::Int(a, _), Value::Int(c, _)) => Value::int(if b.name == "Min" {
                     *a.min(c)
                 } else {
                     *a.max(c)
@@ -622,7 +639,7 @@ impl Interpreter {
                 check_string(ids.iter().map(|&k| vocab[k].len_utf8()).sum(), span)?;
                 Value::Str(ids.into_iter().map(|k| vocab[k]).collect::<String>().into())
             }
-            "ParamCount" => Value::Int(self.params.len() as i64 - 1),
+            "ParamCount" => Value::int(self.params.len() as i64 - 1),
             "ParamStr" => {
                 let i = self.int_arg(b, &vals, 0)?;
                 match usize::try_from(i).ok().and_then(|i| self.params.get(i)) {
@@ -653,7 +670,7 @@ impl Interpreter {
                     None
                 };
                 match parsed {
-                    Some(n) => Value::Int(n),
+                    Some(n) => Value::int(n),
                     None => {
                         return fail(
                             Diagnostic::new(
@@ -742,7 +759,7 @@ impl Interpreter {
     fn field_number(&mut self, e: &crate::syntax::tree::Expr) -> Flow<usize> {
         let v = self.eval(e)?;
         match v {
-            Value::Int(n) if (0..=1000).contains(&n) => Ok(n as usize),
+            Value::Int(n, _) if (0..=1000).contains(&n) => Ok(n as usize),
             other => fail(
                 Diagnostic::new(
                     e.span,
@@ -766,7 +783,7 @@ impl Interpreter {
     /// An Integer argument; anything else is named against the builtin.
     fn int_arg(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<i64> {
         match &vals[i].0 {
-            Value::Int(n) => Ok(*n),
+            Value::Int(n, _) => Ok(*n),
             other => fail(kind_error(b, i, other, vals[i].1)),
         }
     }

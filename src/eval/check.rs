@@ -93,9 +93,12 @@ fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
             .iter()
             .for_each(|s| collect_assigned(s, names, with_vars)),
         StmtKind::If {
-            then, otherwise, ..
+            branches,
+            otherwise,
         } => {
-            collect_assigned(then, names, with_vars);
+            for (_, then) in branches {
+                collect_assigned(then, names, with_vars);
+            }
             if let Some(o) = otherwise {
                 collect_assigned(o, names, with_vars);
             }
@@ -190,12 +193,13 @@ impl<'a> Checker<'a> {
             StmtKind::Expr(e) => self.expr_statement(e),
             StmtKind::Block(body) => body.iter().for_each(|s| self.stmt(s, false)),
             StmtKind::If {
-                cond,
-                then,
+                branches,
                 otherwise,
             } => {
-                self.expr(cond);
-                self.stmt(then, false);
+                for (cond, then) in branches {
+                    self.expr(cond);
+                    self.stmt(then, false);
+                }
                 if let Some(o) = otherwise {
                     self.stmt(o, false);
                 }

@@ -17,7 +17,7 @@ pub fn real(x: f64, decimals: usize) -> String {
 /// A value as `Write` prints it: reals with 6 decimals, matrix rows on lines.
 pub fn value(v: &Value) -> String {
     match v {
-        Value::Int(n) => n.to_string(),
+        Value::Int(n, _) => n.to_string(),
         Value::Real(x, _) => real(*x, 6),
         Value::Bool(b) => b.to_string(),
         Value::Str(s) => s.to_string(),
@@ -99,10 +99,10 @@ mod tests {
 
     #[test]
     fn field_specifiers() {
-        assert_eq!(field(&Value::Int(42), 5, None), "   42");
+        assert_eq!(field(&Value::int(42), 5, None), "   42");
         assert_eq!(field(&Value::Real(1.23456, None), 8, Some(3)), "   1.235");
         assert_eq!(field(&Value::Real(1.23456, None), 0, Some(3)), "1.235");
-        assert_eq!(field(&Value::Int(7), 6, Some(2)), "  7.00");
+        assert_eq!(field(&Value::int(7), 6, Some(2)), "  7.00");
         assert_eq!(field(&Value::Str("ab".into()), 4, None), "  ab");
         assert_eq!(field(&Value::Str("abcdef".into()), 4, None), "abcdef");
         let m = Value::Matrix(Rc::new(ndarray::array![[1.0, -2.0], [0.5, 10.0]]), None);

@@ -7,6 +7,7 @@
 //! the operation's forward, stops on a NaN, and records it if a tape is open.
 
 use rustc_hash::FxHashMap as HashMap;
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::rc::Rc;
@@ -98,6 +99,10 @@ pub struct Interpreter {
     tape_result: Option<ResultCandidate>,
     pub rng: Random,
     pub out: Box<dyn Write>,
+    /// Warnings not yet shown, for whoever runs the interpreter to render.
+    pub warnings: Vec<Diagnostic>,
+    /// The places already warned about: a tape in a loop warns once.
+    warned: HashSet<Span>,
     /// `ParamStr(0)`, `ParamStr(1)`, ...
     pub params: Vec<String>,
     /// Where `ReadText` and `Plot` paths start from.
@@ -150,6 +155,8 @@ impl Interpreter {
 
     pub fn new(out: Box<dyn Write>) -> Interpreter {
         Interpreter {
+            warnings: Vec::new(),
+            warned: HashSet::new(),
             globals: Globals::default(),
             frames: Vec::new(),
             routines: HashMap::default(),
@@ -268,16 +275,17 @@ impl Interpreter {
             StmtKind::Expr(e) => self.simple_statement(stmt.span, |me| me.exec_expr(e).map(|_| ())),
             StmtKind::Block(body) => self.exec_block(body),
             StmtKind::If {
-                cond,
-                then,
+                branches,
                 otherwise,
             } => {
-                if self.eval_condition(cond, "if")? {
-                    self.exec(then)
-                } else if let Some(otherwise) = otherwise {
-                    self.exec(otherwise)
-                } else {
-                    Ok(())
+                for (cond, then) in branches {
+                    if self.eval_condition(cond, "if")? {
+                        return self.exec(then);
+                    }
+                }
+                match otherwise {
+                    Some(otherwise) => self.exec(otherwise),
+                    None => Ok(()),
                 }
             }
             StmtKind::For {
@@ -294,7 +302,7 @@ impl Interpreter {
                 let mut i = first;
                 while (!*down && i <= last) || (*down && i >= last) {
                     self.tick(var.span)?;
-                    self.assign(var, Value::Int(i))?;
+                    self.assign(var, Value::int(i))?;
                     self.exec(body)?;
                     if i == last {
                         break;
@@ -422,12 +430,6 @@ impl Interpreter {
                         .to_string(),
                 );
             }
-            Value::Int(n) => self.tape.push(
-                Op::Leaf,
-                Inputs::new(),
-                Tensor::Scalar(*n as f64),
-                candidate.span,
-            ),
             v => match self.tape.find(v.tag()) {
                 Some(node) => node,
                 None => self
@@ -464,6 +466,24 @@ impl Interpreter {
                 )
                 .with_label(record.span, label)
                 .with_hint(hint),
+            );
+        }
+        if !self.tape.depends_on_another_variable(node, &candidate.name)
+            && self.warned.insert(candidate.span)
+        {
+            self.warnings.push(
+                Diagnostic::warning(
+                    candidate.span,
+                    format!(
+                        "the tape's result `{}` depends on no other variable, so every blame but its own is 0",
+                        candidate.name
+                    ),
+                )
+                .with_label(candidate.span, "the tape's result: its last assignment")
+                .with_hint(
+                    "the result is the last assignment the tape runs; \
+                     assign the loss last (a counter `n := n + 1` after it takes its place)",
+                ),
             );
         }
         Ok((candidate.name, candidate.value))
@@ -526,6 +546,21 @@ impl Interpreter {
         record.bound = bound;
         record.kept = kept;
         Ok(from_tensor(output, Some(self.tape.node(node))))
+    }
+
+    /// An Integer result `n` of `op` (computed exactly, by the caller):
+    /// inside a tape it is recorded like the same operation on Reals, with
+    /// `n` as the record's value, so blame reaches Integer leaves.
+    pub fn exact(&mut self, n: i64, op: Op, args: &[(&Value, Span)], span: Span) -> Value {
+        if !self.tape.open {
+            return Value::int(n);
+        }
+        let mut inputs = Inputs::new();
+        for (v, s) in args {
+            inputs.push(self.node_of(v, *s));
+        }
+        let node = self.tape.push(op, inputs, Tensor::Scalar(n as f64), span);
+        Value::Int(n, Some(self.tape.node(node)))
     }
 
     /// A bound on the size of every element of `op`'s output, found without
@@ -611,7 +646,7 @@ impl Interpreter {
     /// if the block itself made the assignment, becomes the result so far.
     fn assign_statement(&mut self, target: &Name, mut v: Value, span: Span) -> Flow<()> {
         if self.tape.open {
-            if matches!(v, Value::Real(..) | Value::Matrix(..)) {
+            if matches!(v, Value::Int(..) | Value::Real(..) | Value::Matrix(..)) {
                 let node = self.node_of(&v, span);
                 let record = &mut self.tape.records[node as usize];
                 if record.name.is_none() {
@@ -734,7 +769,7 @@ impl Interpreter {
     /// A 1-based index into `count` rows or columns, made 0-based.
     pub fn index(&self, v: &Value, span: Span, count: usize, what: &str) -> Flow<usize> {
         let n = match v {
-            Value::Int(n) => *n,
+            Value::Int(n, _) => *n,
             Value::Real(x, _) => {
                 return fail(
                     Diagnostic::new(
@@ -804,7 +839,7 @@ impl Interpreter {
 
     pub fn eval(&mut self, e: &Expr) -> Flow<Value> {
         match &e.kind {
-            ExprKind::Integer(n) => Ok(Value::Int(*n)),
+            ExprKind::Integer(n) => Ok(Value::int(*n)),
             ExprKind::Real(x) => Ok(Value::Real(*x, None)),
             ExprKind::Str(s) => Ok(Value::Str(s.as_str().into())),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),
@@ -847,8 +882,8 @@ impl Interpreter {
             } => {
                 let v = self.eval(operand)?;
                 match v {
-                    Value::Int(n) => match n.checked_neg() {
-                        Some(n) => Ok(Value::Int(n)),
+                    Value::Int(n, _) => match n.checked_neg() {
+                        Some(n) => Ok(self.exact(n, Op::Neg, &[(&v, operand.span)], e.span)),
                         None => fail(overflow(e.span, &format!("-({n})"))),
                     },
                     Value::Real(..) | Value::Matrix(..) => {
@@ -905,7 +940,7 @@ impl Interpreter {
             for element in row {
                 let v = self.eval(element)?;
                 match v {
-                    Value::Int(_) | Value::Real(..) => values.push((v, element.span)),
+                    Value::Int(..) | Value::Real(..) => values.push((v, element.span)),
                     other => {
                         return fail(
                             Diagnostic::new(
@@ -958,7 +993,7 @@ impl Interpreter {
                 let same = match (&l, &r) {
                     (Value::Bool(a), Value::Bool(b)) => a == b,
                     (Value::Str(a), Value::Str(b)) => a == b,
-                    (Value::Int(a), Value::Int(b)) => a == b,
+                    (Value::Int(a, _), Value::Int(b, _)) => a == b,
                     (Value::Matrix(a, _), Value::Matrix(b, _)) => a == b,
                     (a, b) => match (a.as_number(), b.as_number()) {
                         (Some(x), Some(y)) => x == y,
@@ -975,7 +1010,7 @@ impl Interpreter {
             Lt | Le | Gt | Ge => {
                 let ordering = match (&l, &r) {
                     (Value::Str(a), Value::Str(b)) => a.cmp(b),
-                    (Value::Int(a), Value::Int(b)) => a.cmp(b),
+                    (Value::Int(a, _), Value::Int(b, _)) => a.cmp(b),
                     (a, b) => match (a.as_number(), b.as_number()) {
                         (Some(x), Some(y)) => match x.partial_cmp(&y) {
                             Some(o) => o,
@@ -998,7 +1033,7 @@ impl Interpreter {
                 Ok(Value::Bool(yes))
             }
             IntDiv | Mod => match (&l, &r) {
-                (Value::Int(a), Value::Int(b)) => {
+                (Value::Int(a, _), Value::Int(b, _)) => {
                     if *b == 0 {
                         return fail(
                             Diagnostic::new(op_span, format!("`{}` by zero", op.symbol()))
@@ -1012,7 +1047,7 @@ impl Interpreter {
                     } else {
                         Some(a.wrapping_rem(*b))
                     };
-                    v.map(Value::Int)
+                    v.map(Value::int)
                         .ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into())
                 }
                 _ => fail(
@@ -1021,11 +1056,11 @@ impl Interpreter {
                 ),
             },
             Add | Sub | Mul | Divide => {
-                if let (Value::Int(a), Value::Int(b)) = (&l, &r) {
-                    let v = match op {
-                        Add => a.checked_add(*b),
-                        Sub => a.checked_sub(*b),
-                        Mul => a.checked_mul(*b),
+                if let (Value::Int(a, _), Value::Int(b, _)) = (&l, &r) {
+                    let (v, recorded) = match op {
+                        Add => (a.checked_add(*b), Elementwise::Add),
+                        Sub => (a.checked_sub(*b), Elementwise::Sub),
+                        Mul => (a.checked_mul(*b), Elementwise::Mul),
                         _ => {
                             return self.apply(
                                 Op::Elementwise(Elementwise::Div),
@@ -1034,9 +1069,15 @@ impl Interpreter {
                             );
                         }
                     };
-                    return v
-                        .map(Value::Int)
-                        .ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into());
+                    let Some(v) = v else {
+                        return fail(overflow(span, &format!("{a} {} {b}", op.symbol())));
+                    };
+                    return Ok(self.exact(
+                        v,
+                        Op::Elementwise(recorded),
+                        &[(&l, ls), (&r, rs)],
+                        span,
+                    ));
                 }
                 if op == Add
                     && let (Value::Str(a), Value::Str(b)) = (&l, &r)
@@ -1045,7 +1086,7 @@ impl Interpreter {
                     return Ok(Value::Str(format!("{a}{b}").into()));
                 }
                 let numeric =
-                    |v: &Value| matches!(v, Value::Int(_) | Value::Real(..) | Value::Matrix(..));
+                    |v: &Value| matches!(v, Value::Int(..) | Value::Real(..) | Value::Matrix(..));
                 if !numeric(&l) || !numeric(&r) {
                     let verb = match op {
                         Add => "add",
@@ -1227,7 +1268,7 @@ impl Interpreter {
 
     pub fn expect_int(&self, v: &Value, span: Span, what: &str) -> Flow<i64> {
         match v {
-            Value::Int(n) => Ok(*n),
+            Value::Int(n, _) => Ok(*n),
             other => fail(
                 Diagnostic::new(
                     span,
@@ -1255,10 +1296,10 @@ impl Interpreter {
             Some(node) if self.tape.result.is_some() => Ok((name.clone(), v, node)),
             _ => {
                 let why = match v {
-                    Value::Real(..) | Value::Matrix(..) => {
+                    Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
                         "its value was not made or read on the last tape, or it was assigned again after it"
                     }
-                    _ => "only Reals and matrices are recorded",
+                    _ => "only numbers and matrices are recorded",
                 };
                 fail(
                     Diagnostic::new(
@@ -1273,6 +1314,11 @@ impl Interpreter {
                 )
             }
         }
+    }
+
+    /// The type a variable was declared with, if any.
+    pub fn declared_type(&mut self, name: &Name) -> Option<TypeName> {
+        self.slot_mut(name).and_then(|slot| slot.declared)
     }
 
     /// Sets a variable wherever it lives (used by `Nudge`).
@@ -1313,7 +1359,10 @@ fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name) -> Flow<Value> {
         );
     };
     let on_tape = value.tag().is_some_and(|t| t.tape == tape_id);
-    if !tape_open || on_tape || !matches!(value, Value::Real(..) | Value::Matrix(..)) {
+    if !tape_open
+        || on_tape
+        || !matches!(value, Value::Int(..) | Value::Real(..) | Value::Matrix(..))
+    {
         return Ok(value.clone());
     }
     // First read inside the tape: the variable's value becomes a leaf.
@@ -1342,7 +1391,7 @@ fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<V
         );
     }
     Ok(match (ty, v) {
-        (TypeName::Real, Value::Int(n)) => Value::Real(n as f64, None),
+        (TypeName::Real, Value::Int(n, tag)) => Value::Real(n as f64, tag),
         (_, v) => v,
     })
 }
@@ -1365,7 +1414,7 @@ fn matrix_dim(v: &Value) -> (usize, usize) {
 
 pub fn to_tensor(v: &Value) -> Tensor {
     match v {
-        Value::Int(n) => Tensor::Scalar(*n as f64),
+        Value::Int(n, _) => Tensor::Scalar(*n as f64),
         Value::Real(x, _) => Tensor::Scalar(*x),
         Value::Matrix(m, _) => Tensor::Matrix(m.clone()),
         _ => Tensor::Scalar(f64::NAN),
@@ -1381,6 +1430,7 @@ pub fn from_tensor(t: Tensor, tag: Option<NodeRef>) -> Value {
 
 fn retag(v: Value, tag: Option<NodeRef>) -> Value {
     match v {
+        Value::Int(n, _) => Value::Int(n, tag),
         Value::Real(x, _) => Value::Real(x, tag),
         Value::Matrix(m, _) => Value::Matrix(m, tag),
         other => other,

@@ -7,11 +7,12 @@ use ndarray::Array2;
 use crate::syntax::tree::TypeName;
 use crate::tape::NodeRef;
 
-/// A value. Reals and matrices may remember the tape record that made them
-/// (`Some`), which is how `Blame(x)` finds a variable's blame.
+/// A value. Numbers and matrices may remember the tape record that made them
+/// (`Some`), which is how `Blame(x)` finds a variable's blame. An Integer on
+/// a tape keeps its exact value; its record holds it as an f64.
 #[derive(Debug, Clone)]
 pub enum Value {
-    Int(i64),
+    Int(i64, Option<NodeRef>),
     Real(f64, Option<NodeRef>),
     Bool(bool),
     Str(Rc<str>),
@@ -19,9 +20,14 @@ pub enum Value {
 }
 
 impl Value {
+    /// An Integer on no tape.
+    pub fn int(n: i64) -> Value {
+        Value::Int(n, None)
+    }
+
     pub fn type_name(&self) -> &'static str {
         match self {
-            Value::Int(_) => "Integer",
+            Value::Int(..) => "Integer",
             Value::Real(..) => "Real",
             Value::Bool(_) => "Boolean",
             Value::Str(_) => "String",
@@ -32,7 +38,7 @@ impl Value {
     /// "an Integer", "a 2×3 matrix": for messages.
     pub fn describe(&self) -> String {
         match self {
-            Value::Int(_) => "an Integer".to_string(),
+            Value::Int(..) => "an Integer".to_string(),
             Value::Real(..) => "a Real".to_string(),
             Value::Bool(_) => "a Boolean".to_string(),
             Value::Str(_) => "a String".to_string(),
@@ -45,7 +51,7 @@ impl Value {
     pub fn fits(&self, ty: TypeName) -> bool {
         matches!(
             (self, ty),
-            (Value::Int(_), TypeName::Integer | TypeName::Real)
+            (Value::Int(..), TypeName::Integer | TypeName::Real)
                 | (Value::Real(..), TypeName::Real)
                 | (Value::Bool(_), TypeName::Boolean)
                 | (Value::Str(_), TypeName::Str)
@@ -55,13 +61,14 @@ impl Value {
 
     pub fn tag(&self) -> Option<NodeRef> {
         match self {
-            Value::Real(_, t) | Value::Matrix(_, t) => *t,
+            Value::Int(_, t) | Value::Real(_, t) | Value::Matrix(_, t) => *t,
             _ => None,
         }
     }
 
     pub fn untagged(self) -> Value {
         match self {
+            Value::Int(n, _) => Value::Int(n, None),
             Value::Real(x, _) => Value::Real(x, None),
             Value::Matrix(m, _) => Value::Matrix(m, None),
             other => other,
@@ -70,7 +77,7 @@ impl Value {
 
     pub fn as_number(&self) -> Option<f64> {
         match self {
-            Value::Int(n) => Some(*n as f64),
+            Value::Int(n, _) => Some(*n as f64),
             Value::Real(x, _) => Some(*x),
             _ => None,
         }

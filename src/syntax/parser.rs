@@ -24,6 +24,8 @@ type Extra<'t> = extra::Err<Rich<'t, Token, SimpleSpan>>;
 
 /// One `op operand` step of a chain, with the operator's span.
 type OperatorAndOperand = ((BinaryOp, Span), Expr);
+/// One `cond then stmt` of an `if` chain.
+type Branch = (Expr, Stmt);
 
 /// Lexes and parses one text. The tree is returned even when there are
 /// errors; the parts that did not parse are `Error` nodes.
@@ -185,8 +187,13 @@ pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
     let mut frames: Vec<usize> = vec![0];
     let mut hanging = 0usize;
     let mut prefix_run = 0usize;
+    // Set by an `else` that an `if` follows: that `else` and the `then` of
+    // its `if` continue the chain and hang nothing deeper.
+    let mut chained = false;
     for (i, (token, span)) in tokens.iter().enumerate() {
         match token {
+            Token::Else if matches!(tokens.get(i + 1), Some((Token::If, _))) => chained = true,
+            Token::Then if chained => chained = false,
             Token::LParen | Token::LBracket | Token::Begin | Token::Tape | Token::Repeat => {
                 frames.push(0)
             }
@@ -625,16 +632,31 @@ where
             .then(block_end.clone())
             .map(|(body, end)| StmtKind::Tape { body, end });
 
-        let if_ = just(Token::If)
-            .ignore_then(expr.clone())
+        // An `if` in the `else` of an `if` continues its chain: the branches
+        // are read in a loop, not by recursion.
+        let branch = expr
+            .clone()
             .then_ignore(just(Token::Then))
-            .then(stmt.clone())
+            .then(stmt.clone());
+        let if_ = just(Token::If)
+            .ignore_then(branch.clone())
+            .then(
+                just(Token::Else)
+                    .then(just(Token::If))
+                    .ignore_then(branch)
+                    .repeated()
+                    .collect::<Vec<_>>(),
+            )
             .then(just(Token::Else).ignore_then(stmt.clone()).or_not())
             .map(
-                |((cond, then), otherwise): ((Expr, Stmt), Option<Stmt>)| StmtKind::If {
-                    cond,
-                    then: Box::new(then),
-                    otherwise: otherwise.map(Box::new),
+                |((first, more), otherwise): ((Branch, Vec<Branch>), Option<Stmt>)| {
+                    let mut branches = Vec::with_capacity(1 + more.len());
+                    branches.push(first);
+                    branches.extend(more);
+                    StmtKind::If {
+                        branches,
+                        otherwise: otherwise.map(Box::new),
+                    }
                 },
             );
 

@@ -222,9 +222,10 @@ pub enum StmtKind {
     /// A procedure call, or at the REPL a bare expression to print.
     Expr(Expr),
     Block(Vec<Stmt>),
+    /// `if c1 then s1 else if c2 then s2 ... else s`: a chain is one
+    /// statement with its branches in order, so a long chain nests nothing.
     If {
-        cond: Expr,
-        then: Box<Stmt>,
+        branches: Vec<(Expr, Stmt)>,
         otherwise: Option<Box<Stmt>>,
     },
     For {

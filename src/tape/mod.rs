@@ -353,6 +353,31 @@ impl Tape {
             .unwrap_or(f64::INFINITY)
     }
 
+    /// Whether the value of record `node` depends on a leaf that a variable
+    /// other than `name` holds: if not, every blame a program can ask for,
+    /// except that of `node` itself, is 0. Records come after their inputs,
+    /// so one pass down from `node` finds every record it depends on.
+    pub fn depends_on_another_variable(&self, node: u32, name: &str) -> bool {
+        let mut needed = vec![false; node as usize + 1];
+        needed[node as usize] = true;
+        for i in (0..=node as usize).rev() {
+            if !needed[i] {
+                continue;
+            }
+            let record = &self.records[i];
+            if record.op == Op::Leaf {
+                if record.name.as_deref().is_some_and(|n| n != name) {
+                    return true;
+                }
+            } else {
+                for &input in &record.inputs {
+                    needed[input as usize] = true;
+                }
+            }
+        }
+        false
+    }
+
     /// The blame of a record after the walk: zeros where none reached it.
     pub fn blame_of(&self, node: u32) -> Tensor {
         match self.blame.get(node as usize) {
