@@ -153,7 +153,9 @@ fn load_bytes(
     if checked.errors.is_empty() {
         Ok(Loaded {
             program,
-            replays_tapes: checked.called.contains("CheckBlame"),
+            replays_tapes: checked
+                .called
+                .contains(&eval::declarations::Does::CheckBlame),
         })
     } else {
         Err(checked.errors)

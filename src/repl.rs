@@ -30,6 +30,7 @@ pub const CONTINUE_PROMPT: &str = "...> ";
 const HELP: &str = "\
 Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
+  :help NAME      a builtin's signature, doc line and example
   :vars           every variable with its shape
   :tape           the records of the open or last tape
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
@@ -337,13 +338,34 @@ impl Repl {
         }
     }
 
+    /// `:help NAME`: the builtin's declaration, as a reader wants it.
+    fn help(&mut self, name: &str) {
+        match crate::eval::declarations::find(name) {
+            Some(b) => self.say(&b.help()),
+            None => {
+                let names = crate::eval::declarations::BUILTINS.iter().map(|b| b.name);
+                let mut d = self
+                    .sources
+                    .unplaced(format!("there is no builtin called `{name}`"));
+                d = match crate::diagnostic::near_miss(name, names) {
+                    Some(close) => d.with_hint(format!("did you mean `{close}`?")),
+                    None => d.with_hint(
+                        "`:help` alone lists the commands; docs/BUILTINS.md lists every builtin",
+                    ),
+                };
+                self.report(&d);
+            }
+        }
+    }
+
     fn command(&mut self, command: &str) {
         let (name, rest) = command
             .split_once(char::is_whitespace)
             .unwrap_or((command, ""));
         let rest = rest.trim();
         match name {
-            "help" => self.say(HELP),
+            "help" if rest.trim().is_empty() => self.say(HELP),
+            "help" => self.help(rest.trim()),
             "quit" | "q" => self.quit = true,
             "vars" => {
                 let mut names: Vec<&String> = self.interp.globals.keys().collect();
@@ -554,8 +576,8 @@ fn is_value(interp: &Interpreter, e: &crate::syntax::tree::Expr) -> bool {
     if interp.is_variable(&name.text) {
         return true;
     }
-    if let Some(b) = crate::eval::builtins_table::find(&name.text) {
-        return b.kind == crate::eval::builtins_table::Kind::Function;
+    if let Some(b) = crate::eval::declarations::find(&name.text) {
+        return b.kind == crate::eval::declarations::Kind::Function;
     }
     interp
         .routines

@@ -7,7 +7,7 @@ use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::builtins_table::{Builtin, Kind};
+use super::declarations::{Builtin, Does, Filling, Kind};
 use super::format;
 use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
 use super::value::Value;
@@ -22,37 +22,8 @@ pub struct ProgressBar {
     total: u64,
 }
 
-fn unary_of(name: &str) -> Option<Unary> {
-    Some(match name {
-        "Tanh" => Unary::Tanh,
-        "Exp" => Unary::Exp,
-        "Log" => Unary::Log,
-        "Sqrt" => Unary::Sqrt,
-        "ReLU" => Unary::ReLU,
-        "Sigmoid" => Unary::Sigmoid,
-        "Abs" => Unary::Abs,
-        _ => return None,
-    })
-}
-
-fn value_op(name: &str) -> Option<Op> {
-    Some(match name {
-        "Transpose" => Op::Transpose,
-        "Sum" => Op::Sum,
-        "Mean" => Op::Mean,
-        "RowSum" => Op::RowSum,
-        "RowMean" => Op::RowMean,
-        "ColSum" => Op::ColSum,
-        "RowSoftmax" => Op::RowSoftmax,
-        "LayerNorm" => Op::LayerNorm,
-        "HStack" => Op::HStack,
-        "VStack" => Op::VStack,
-        _ => return None,
-    })
-}
-
 fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic {
-    let which = if b.min_args == 1 {
+    let which = if b.min_args() == 1 {
         "its argument".to_string()
     } else {
         format!("argument {}", position + 1)
@@ -160,13 +131,22 @@ impl Interpreter {
         args: &[Arg],
         span: Span,
     ) -> Flow<Option<Value>> {
-        // Builtins that take a variable rather than a value, or print.
-        match b.name {
-            "Blame" => {
+        // Builtins that take a variable rather than a value, or print,
+        // evaluate their arguments themselves.
+        let vals = if b.takes_a_variable() || matches!(b.does, Does::Write(_)) {
+            smallvec::SmallVec::new()
+        } else {
+            self.eval_args(args)?
+        };
+        let v = |i: usize| &vals[i].0;
+        let s = |i: usize| vals[i].1;
+
+        let value = match b.does {
+            Does::Blame => {
                 let (_, _, node) = self.variable_on_tape("Blame", &args[0])?;
                 return Ok(Some(from_tensor(self.tape.blame_of(node), None)));
             }
-            "Nudge" => {
+            Does::Nudge => {
                 let (name, v, node) = self.variable_on_tape("Nudge", &args[0])?;
                 let rate = self.eval(&args[1].value)?;
                 let Some(rate) = rate.as_number() else {
@@ -221,8 +201,8 @@ impl Interpreter {
                 self.overwrite(&name, new);
                 return Ok(None);
             }
-            "CheckBlame" => return self.check_blame(&args[0]).map(Some),
-            "Write" | "WriteLn" => {
+            Does::CheckBlame => return self.check_blame(&args[0]).map(Some),
+            Does::Write(line) => {
                 let mut text = String::new();
                 let mut pieces = Vec::with_capacity(args.len());
                 for arg in args {
@@ -257,62 +237,54 @@ impl Interpreter {
                         None => text.push_str(&format::value(v)),
                     }
                 }
-                if b.name == "WriteLn" {
+                if line {
                     text.push('\n');
                 }
                 self.print(&text);
                 return Ok(None);
             }
-            _ => {}
-        }
-
-        let vals = self.eval_args(args)?;
-        let v = |i: usize| &vals[i].0;
-        let s = |i: usize| vals[i].1;
-
-        if let Some(u) = unary_of(b.name) {
-            return match v(0) {
-                Value::Int(n, _) if u == Unary::Abs => match n.checked_abs() {
-                    Some(n) => Ok(Some(self.exact(n, Op::Unary(u), &[(v(0), s(0))], span))),
-                    None => fail(
-                        Diagnostic::new(
-                            span,
-                            "integer overflow: Abs of the smallest Integer does not fit in 64 bits",
-                        )
-                        .with_label(s(0), "this value"),
-                    ),
-                },
-                Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
-                    self.apply(Op::Unary(u), &[(v(0), s(0))], span).map(Some)
-                }
-                other => fail(kind_error(b, 0, other, s(0))),
-            };
-        }
-        if let Some(op) = value_op(b.name) {
-            for (i, (value, at)) in vals.iter().enumerate() {
-                if !matches!(value, Value::Matrix(..)) {
-                    return fail(kind_error(b, i, value, *at));
-                }
-            }
-            if matches!(op, Op::HStack | Op::VStack) {
-                let (a, c) = (
-                    self.matrix(b, &vals, 0)?.dim(),
-                    self.matrix(b, &vals, 1)?.dim(),
-                );
-                let (rows, cols) = if op == Op::HStack {
-                    (a.0, a.1 + c.1)
-                } else {
-                    (a.0 + c.0, a.1)
+            Does::Unary(u) => {
+                return match v(0) {
+                    Value::Int(n, _) if u == Unary::Abs => match n.checked_abs() {
+                        Some(n) => Ok(Some(self.exact(n, Op::Unary(u), &[(v(0), s(0))], span))),
+                        None => fail(
+                            Diagnostic::new(
+                                span,
+                                "integer overflow: Abs of the smallest Integer does not fit in 64 bits",
+                            )
+                            .with_label(s(0), "this value"),
+                        ),
+                    },
+                    Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
+                        self.apply(Op::Unary(u), &[(v(0), s(0))], span).map(Some)
+                    }
+                    other => fail(kind_error(b, 0, other, s(0))),
                 };
-                self.check_size(rows, cols, span)?;
             }
-            let refs: smallvec::SmallVec<[(&Value, Span); 2]> =
-                vals.iter().map(|(v, s)| (v, *s)).collect();
-            return self.apply(op, &refs, span).map(Some);
-        }
-
-        let value = match b.name {
-            "Hadamard" => {
+            Does::Matrix(op) => {
+                let op = op.op();
+                for (i, (value, at)) in vals.iter().enumerate() {
+                    if !matches!(value, Value::Matrix(..)) {
+                        return fail(kind_error(b, i, value, *at));
+                    }
+                }
+                if matches!(op, Op::HStack | Op::VStack) {
+                    let (a, c) = (
+                        self.matrix(b, &vals, 0)?.dim(),
+                        self.matrix(b, &vals, 1)?.dim(),
+                    );
+                    let (rows, cols) = if op == Op::HStack {
+                        (a.0, a.1 + c.1)
+                    } else {
+                        (a.0 + c.0, a.1)
+                    };
+                    self.check_size(rows, cols, span)?;
+                }
+                let refs: smallvec::SmallVec<[(&Value, Span); 2]> =
+                    vals.iter().map(|(v, s)| (v, *s)).collect();
+                return self.apply(op, &refs, span).map(Some);
+            }
+            Does::Hadamard => {
                 for (i, (value, at)) in vals.iter().enumerate() {
                     if !matches!(value, Value::Int(..) | Value::Real(..) | Value::Matrix(..)) {
                         return fail(kind_error(b, i, value, *at));
@@ -326,25 +298,25 @@ impl Interpreter {
                     )
                     .map(Some);
             }
-            "Row" | "Col" => {
+            Does::RowOrCol(is_row) => {
                 let m = self.matrix(b, &vals, 0)?;
-                let (count, what) = if b.name == "Row" {
+                let (count, what) = if is_row {
                     (m.nrows(), "row")
                 } else {
                     (m.ncols(), "column")
                 };
                 self.int_arg(b, &vals, 1)?;
                 let i = self.index(v(1), s(1), count, what)?;
-                let op = if b.name == "Row" {
+                let op = if is_row {
                     Op::RowRange(i, 1)
                 } else {
                     Op::ColRange(i, 1)
                 };
                 return self.apply(op, &[(v(0), s(0))], span).map(Some);
             }
-            "RowRange" | "ColRange" => {
+            Does::Range(is_row) => {
                 let m = self.matrix(b, &vals, 0)?;
-                let (count, what) = if b.name == "RowRange" {
+                let (count, what) = if is_row {
                     (m.nrows(), "row")
                 } else {
                     (m.ncols(), "column")
@@ -361,14 +333,14 @@ impl Interpreter {
                     .with_label(s(2), format!("must be between 1 and {}", count - first))
                     .with_label(s(0), format!("this is a {}×{}", m.nrows(), m.ncols())));
                 }
-                let op = if b.name == "RowRange" {
+                let op = if is_row {
                     Op::RowRange(first, n as usize)
                 } else {
                     Op::ColRange(first, n as usize)
                 };
                 return self.apply(op, &[(v(0), s(0))], span).map(Some);
             }
-            "Embed" => {
+            Does::Embed => {
                 let table = self.matrix(b, &vals, 0)?;
                 let ids = self.selectors(b, &vals, 1, table.nrows(), "row", "table")?;
                 self.check_size(ids.len(), table.ncols(), span)?;
@@ -376,7 +348,7 @@ impl Interpreter {
                     .apply(Op::Embed(Rc::new(ids)), &[(v(0), s(0))], span)
                     .map(Some);
             }
-            "CrossEntropy" => {
+            Does::CrossEntropy => {
                 let logits = self.matrix(b, &vals, 0)?;
                 let targets = self.selectors(b, &vals, 1, logits.ncols(), "column", "logits")?;
                 if targets.len() != logits.nrows() {
@@ -393,25 +365,29 @@ impl Interpreter {
                     .apply(Op::CrossEntropy(Rc::new(targets)), &[(v(0), s(0))], span)
                     .map(Some);
             }
-            "Zeros" | "Ones" | "Random" | "Randn" => {
+            Does::Filled(filling) => {
                 let (rows, cols) = self.dims(b, &vals, 0, span)?;
-                let m = match b.name {
-                    "Zeros" => Array2::zeros((rows, cols)),
-                    "Ones" => Array2::ones((rows, cols)),
-                    "Random" => Array2::from_shape_simple_fn((rows, cols), || self.rng.uniform()),
-                    _ => Array2::from_shape_simple_fn((rows, cols), || self.rng.normal()),
+                let m = match filling {
+                    Filling::Zeros => Array2::zeros((rows, cols)),
+                    Filling::Ones => Array2::ones((rows, cols)),
+                    Filling::Random => {
+                        Array2::from_shape_simple_fn((rows, cols), || self.rng.uniform())
+                    }
+                    Filling::Randn => {
+                        Array2::from_shape_simple_fn((rows, cols), || self.rng.normal())
+                    }
                 };
                 Value::Matrix(Rc::new(m), None)
             }
-            "Fill" => {
+            Does::Fill => {
                 let (rows, cols) = self.dims(b, &vals, 0, span)?;
                 let x = self.number(b, &vals, 2)?;
                 Value::Matrix(Rc::new(Array2::from_elem((rows, cols), x)), None)
             }
-            "Eye" | "CausalMask" => {
+            Does::Eye | Does::CausalMask => {
                 let n = self.size(b, &vals, 0)?;
                 self.check_size(n, n, span)?;
-                let m = if b.name == "Eye" {
+                let m = if b.does == Does::Eye {
                     Array2::eye(n)
                 } else {
                     Array2::from_shape_fn(
@@ -421,12 +397,12 @@ impl Interpreter {
                 };
                 Value::Matrix(Rc::new(m), None)
             }
-            "Seed" => {
+            Does::Seed => {
                 let n = self.int_arg(b, &vals, 0)?;
                 self.rng.seed(n);
                 return Ok(None);
             }
-            "RandInt" => {
+            Does::RandInt => {
                 let lo = self.int_arg(b, &vals, 0)?;
                 let hi = self.int_arg(b, &vals, 1)?;
                 if lo > hi {
@@ -441,7 +417,7 @@ impl Interpreter {
                 }
                 Value::int(self.rng.int_in(lo, hi))
             }
-            "Sample" => {
+            Does::Sample => {
                 let p = self.row_arg(b, &vals, 0)?;
                 if let Some(k) = p.iter().position(|w| *w < 0.0) {
                     return fail(
@@ -478,7 +454,7 @@ impl Interpreter {
                 }
                 Value::int(pick as i64)
             }
-            "Argmax" => {
+            Does::Argmax => {
                 let p = self.row_arg(b, &vals, 0)?;
                 let mut best = 0;
                 for (k, x) in p.iter().enumerate() {
@@ -488,17 +464,13 @@ impl Interpreter {
                 }
                 Value::int(best as i64 + 1)
             }
-            "Rows" => Value::int(self.matrix(b, &vals, 0)?.nrows() as i64),
-            "Cols" => Value::int(self.matrix(b, &vals, 0)?.ncols() as i64),
-            "Length" => Value::int(self.string(b, &vals, 0)?.chars().count() as i64),
-            "Round" | "Trunc" => match v(0) {
+            Does::Rows => Value::int(self.matrix(b, &vals, 0)?.nrows() as i64),
+            Does::Cols => Value::int(self.matrix(b, &vals, 0)?.ncols() as i64),
+            Does::Length => Value::int(self.string(b, &vals, 0)?.chars().count() as i64),
+            Does::Round(round) => match v(0) {
                 Value::Int(n, _) => Value::int(*n),
                 Value::Real(x, _) => {
-                    let r = if b.name == "Round" {
-                        x.round()
-                    } else {
-                        x.trunc()
-                    };
+                    let r = if round { x.round() } else { x.trunc() };
                     if !(-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&r) {
                         return fail(
                             Diagnostic::new(
@@ -521,19 +493,17 @@ impl Interpreter {
                 }
                 other => return fail(kind_error(b, 0, other, s(0))),
             },
-            "Min" | "Max" => match (v(0), v(1)) {
-                (Value::Int(a, _), Value::Int(c, _)) => Value::int(if b.name == "Min" {
-                    *a.min(c)
-                } else {
-                    *a.max(c)
-                }),
+            Does::Min(min) => match (v(0), v(1)) {
+                (Value::Int(a, _), Value::Int(c, _)) => {
+                    Value::int(if min { *a.min(c) } else { *a.max(c) })
+                }
                 _ => {
                     let a = self.number(b, &vals, 0)?;
                     let c = self.number(b, &vals, 1)?;
-                    Value::Real(if b.name == "Min" { a.min(c) } else { a.max(c) }, None)
+                    Value::Real(if min { a.min(c) } else { a.max(c) }, None)
                 }
             },
-            "ReadText" => {
+            Does::ReadText => {
                 let path = self.string(b, &vals, 0)?;
                 let full = self.base_dir.join(&*path);
                 // At most one byte past the limit is read, so a file too
@@ -585,14 +555,14 @@ impl Interpreter {
                     }
                 }
             }
-            "Vocab" => {
+            Does::Vocab => {
                 let text = self.string(b, &vals, 0)?;
                 let mut chars: Vec<char> = text.chars().collect();
                 chars.sort_unstable();
                 chars.dedup();
                 Value::Str(chars.into_iter().collect::<String>().into())
             }
-            "Encode" => {
+            Does::Encode => {
                 let text = self.string(b, &vals, 0)?;
                 let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
                 if text.is_empty() {
@@ -633,14 +603,14 @@ impl Interpreter {
                     None,
                 )
             }
-            "Decode" => {
+            Does::Decode => {
                 let vocab: Vec<char> = self.string(b, &vals, 1)?.chars().collect();
                 let ids = self.selectors(b, &vals, 0, vocab.len(), "character", "vocabulary")?;
                 check_string(ids.iter().map(|&k| vocab[k].len_utf8()).sum(), span)?;
                 Value::Str(ids.into_iter().map(|k| vocab[k]).collect::<String>().into())
             }
-            "ParamCount" => Value::int(self.params.len() as i64 - 1),
-            "ParamStr" => {
+            Does::ParamCount => Value::int(self.params.len() as i64 - 1),
+            Does::ParamStr => {
                 let i = self.int_arg(b, &vals, 0)?;
                 match usize::try_from(i).ok().and_then(|i| self.params.get(i)) {
                     Some(p) => Value::Str(p.as_str().into()),
@@ -661,7 +631,7 @@ impl Interpreter {
                     }
                 }
             }
-            "StrToInt" => {
+            Does::StrToInt => {
                 let text = self.string(b, &vals, 0)?;
                 let digits = text.strip_prefix(['-', '+']).unwrap_or(&text);
                 let parsed = if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
@@ -683,7 +653,7 @@ impl Interpreter {
                     }
                 }
             }
-            "StrToFloat" => {
+            Does::StrToFloat => {
                 let text = self.string(b, &vals, 0)?;
                 let ok = !text.is_empty()
                     && text
@@ -702,13 +672,13 @@ impl Interpreter {
                     }
                 }
             }
-            "Progress" => {
+            Does::Progress => {
                 let i = self.int_arg(b, &vals, 0)?;
                 let n = self.int_arg(b, &vals, 1)?;
                 self.progress(i, n);
                 return Ok(None);
             }
-            "Plot" => {
+            Does::Plot => {
                 let m = self.matrix(b, &vals, 0)?;
                 let path = self.string(b, &vals, 1)?;
                 let full = self.base_dir.join(&*path);
@@ -740,13 +710,12 @@ impl Interpreter {
                 }
                 return Ok(None);
             }
-            "Show" => {
+            Does::Show => {
                 let m = self.matrix(b, &vals, 0)?;
                 let text = format::show(&m);
                 self.print(&text);
                 return Ok(None);
             }
-            other => unreachable!("builtin {other} has no body"),
         };
         Ok(Some(value))
     }

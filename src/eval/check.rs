@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::builtins_table::{self, Kind};
+use super::declarations::{self, Does, Kind};
 use super::errors::*;
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
@@ -31,7 +31,7 @@ struct Checker<'a> {
     loop_vars: Vec<String>,
     repl: bool,
     /// Every builtin the program calls anywhere, run or not.
-    called: HashSet<&'static str>,
+    called: HashSet<Does>,
 }
 
 /// What the checks found besides errors.
@@ -40,7 +40,7 @@ pub struct Checked {
     pub errors: Vec<Diagnostic>,
     /// Every builtin the program names in a call, in code that runs or not:
     /// whether anything can replay a tape (`CheckBlame`) is read from here.
-    pub called: HashSet<&'static str>,
+    pub called: HashSet<Does>,
 }
 
 /// Checks a program; `repl` allows bare expressions as statements.
@@ -126,7 +126,7 @@ impl<'a> Checker<'a> {
 
     fn declare_routine(&mut self, r: &Routine) {
         let name = &r.name;
-        if builtins_table::find(&name.text).is_some() || name.text == "Inf" {
+        if declarations::find(&name.text).is_some() || name.text == "Inf" {
             self.error(
                 Diagnostic::new(
                     name.span,
@@ -304,7 +304,7 @@ impl<'a> Checker<'a> {
                 .with_hint("use another variable; the loop sets this one each time round"),
             );
         }
-        if target.text == "Inf" || builtins_table::find(&target.text).is_some() {
+        if target.text == "Inf" || declarations::find(&target.text).is_some() {
             self.error(
                 Diagnostic::new(
                     target.span,
@@ -329,7 +329,7 @@ impl<'a> Checker<'a> {
             ExprKind::Call { name, args } => (name, args.as_slice()),
             ExprKind::Name(name)
                 if !self.is_variable(&name.text)
-                    && (builtins_table::find(&name.text).is_some()
+                    && (declarations::find(&name.text).is_some()
                         || self.routine_signature(&name.text).is_some()) =>
             {
                 (name, &[][..])
@@ -378,23 +378,23 @@ impl<'a> Checker<'a> {
                 self.expr(spec);
             }
         }
-        if let Some(b) = builtins_table::find(&name.text) {
-            self.called.insert(b.name);
-            if args.len() < b.min_args || args.len() > b.max_args {
+        if let Some(b) = declarations::find(&name.text) {
+            self.called.insert(b.does);
+            if args.len() < b.min_args() || args.len() > b.max_args() {
                 self.error(wrong_count(
                     &name.text,
-                    b.min_args,
+                    b.min_args(),
                     b.takes,
                     args.len(),
                     span,
                 ));
             }
-            if !matches!(b.name, "Write" | "WriteLn")
+            if !matches!(b.does, Does::Write(_))
                 && let Some(w) = args.iter().find_map(|a| a.width.as_ref())
             {
                 self.error(field_width_outside_write(w.span));
             }
-            if matches!(b.name, "Blame" | "Nudge" | "CheckBlame") {
+            if b.takes_a_variable() {
                 if self.in_tape {
                     self.error(blame_in_tape(b.name, span));
                 }
@@ -416,7 +416,7 @@ impl<'a> Checker<'a> {
             }
             return Some(is_function);
         }
-        let candidates = builtins_table::BUILTINS
+        let candidates = declarations::BUILTINS
             .iter()
             .map(|b| b.name)
             .chain(self.routines.keys().map(String::as_str))
@@ -430,11 +430,11 @@ impl<'a> Checker<'a> {
         if self.is_variable(&name.text) || name.text == "Inf" {
             return;
         }
-        if let Some(b) = builtins_table::find(&name.text) {
+        if let Some(b) = declarations::find(&name.text) {
             if b.kind == Kind::Procedure {
                 self.error(gives_no_value(&name.text, name.span));
-            } else if b.min_args > 0 {
-                self.error(wrong_count(&name.text, b.min_args, b.takes, 0, name.span));
+            } else if b.min_args() > 0 {
+                self.error(wrong_count(&name.text, b.min_args(), b.takes, 0, name.span));
             }
             return;
         }
@@ -460,7 +460,7 @@ impl<'a> Checker<'a> {
         if let Some((_, locals)) = &self.routine {
             candidates.extend(locals.iter().map(String::as_str));
         }
-        candidates.extend(builtins_table::BUILTINS.iter().map(|b| b.name));
+        candidates.extend(declarations::BUILTINS.iter().map(|b| b.name));
         let d = unknown_variable(name, "nothing is ever assigned to this name", candidates);
         self.error(d);
     }
@@ -501,8 +501,9 @@ impl<'a> Checker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::declarations::MatrixOp;
 
-    fn called(text: &str) -> HashSet<&'static str> {
+    fn called(text: &str) -> HashSet<Does> {
         let (program, errors) = crate::syntax::parse(text, 0);
         assert!(errors.is_empty(), "{errors:?}");
         check_program(&program, &Known::default(), false).called
@@ -514,12 +515,14 @@ mod tests {
             "w := [[1.0]];\ntape s := Sum(w); end;\n\
              procedure Never; begin WriteLn(CheckBlame(w)) end;\n",
         );
-        assert!(replays.contains("CheckBlame") && replays.contains("Sum"));
+        assert!(
+            replays.contains(&Does::CheckBlame) && replays.contains(&Does::Matrix(MatrixOp::Sum))
+        );
         // Named only in a comment or a string: not called.
         let mentions = called(
             "{ CheckBlame(w) would replay the tape }\nw := [[1.0]];\n\
              tape s := Sum(w); end;\nWriteLn('CheckBlame');\n",
         );
-        assert!(!mentions.contains("CheckBlame"), "{mentions:?}");
+        assert!(!mentions.contains(&Does::CheckBlame), "{mentions:?}");
     }
 }

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndarray::Array2;
 
-use super::builtins_table;
+use super::declarations::{self, Does};
 use super::errors::{self, wrong_count};
 use super::globals::{Globals, Slot};
 use super::random::Random;
@@ -637,7 +637,7 @@ impl Interpreter {
 
     pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
         let mut candidates = self.names_in_sight();
-        candidates.extend(builtins_table::BUILTINS.iter().map(|b| b.name));
+        candidates.extend(declarations::BUILTINS.iter().map(|b| b.name));
         candidates.extend(self.routines.keys().map(String::as_str));
         errors::unknown_variable(name, "nothing has been assigned to this name", candidates)
     }
@@ -851,7 +851,7 @@ impl Interpreter {
                     return Ok(Value::Real(f64::INFINITY, None));
                 }
                 if self.routines.contains_key(&name.text)
-                    || builtins_table::find(&name.text).is_some()
+                    || declarations::find(&name.text).is_some()
                 {
                     return self.call_for_value(name, &[], e.span);
                 }
@@ -1149,18 +1149,18 @@ impl Interpreter {
 
     /// Calls a builtin or a routine; `None` for a procedure.
     pub fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Option<Value>> {
-        if let Some(b) = builtins_table::find_for(name) {
-            if args.len() < b.min_args || args.len() > b.max_args {
+        if let Some(b) = declarations::find_for(name) {
+            if args.len() < b.min_args() || args.len() > b.max_args() {
                 return fail(wrong_count(
                     &name.text,
-                    b.min_args,
+                    b.min_args(),
                     b.takes,
                     args.len(),
                     span,
                 ));
             }
             for arg in args {
-                if arg.width.is_some() && !matches!(b.name, "Write" | "WriteLn") {
+                if arg.width.is_some() && !matches!(b.does, Does::Write(_)) {
                     let at = arg.width.as_ref().map_or(span, |w| w.span);
                     return fail(errors::field_width_outside_write(at));
                 }
@@ -1170,7 +1170,7 @@ impl Interpreter {
         if let Some(routine) = self.routines.get(&name.text).cloned() {
             return self.call_routine(&routine, args, span);
         }
-        let candidates = builtins_table::BUILTINS
+        let candidates = declarations::BUILTINS
             .iter()
             .map(|b| b.name)
             .chain(self.routines.keys().map(String::as_str));

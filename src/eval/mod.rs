@@ -1,8 +1,8 @@
 //! The evaluation side: values, scopes, statements and the builtins.
 
 pub mod builtins;
-pub mod builtins_table;
 pub mod check;
+pub mod declarations;
 pub mod errors;
 pub mod format;
 pub mod globals;

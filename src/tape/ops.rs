@@ -186,7 +186,7 @@ impl OpError {
 }
 
 /// Elementwise functions of one value, on numbers or matrices.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Unary {
     Tanh,
     Exp,
@@ -198,17 +198,6 @@ pub enum Unary {
 }
 
 impl Unary {
-    /// Every elementwise function, in the order the language lists them.
-    pub const ALL: [Unary; 7] = [
-        Unary::Tanh,
-        Unary::Exp,
-        Unary::Log,
-        Unary::Sqrt,
-        Unary::ReLU,
-        Unary::Sigmoid,
-        Unary::Abs,
-    ];
-
     pub fn name(self) -> &'static str {
         match self {
             Unary::Tanh => "Tanh",
