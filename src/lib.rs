@@ -5,6 +5,8 @@
 //! evaluator ([`tape`]) and diagnostics beside all of them ([`diagnostic`]).
 //! This module holds the entry points the command line and the tests use.
 
+pub mod check;
+pub mod declarations;
 pub mod diagnostic;
 pub mod eval;
 pub mod graph;
@@ -149,13 +151,11 @@ fn load_bytes(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let checked = eval::check::check_program(&program, &eval::check::Known::default(), false);
+    let checked = check::check_program(&program, &check::Known::default(), false);
     if checked.errors.is_empty() {
         Ok(Loaded {
             program,
-            replays_tapes: checked
-                .called
-                .contains(&eval::declarations::Does::CheckBlame),
+            replays_tapes: checked.called.contains(&declarations::Does::CheckBlame),
         })
     } else {
         Err(checked.errors)

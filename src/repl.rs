@@ -13,9 +13,9 @@ use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
+use crate::check::errors;
+use crate::check::{self, Known};
 use crate::diagnostic::{Diagnostic, SourceMap, Span};
-use crate::eval::check::{self, Known};
-use crate::eval::errors;
 use crate::eval::format;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, Stop};
@@ -340,10 +340,10 @@ impl Repl {
 
     /// `:help NAME`: the builtin's declaration, as a reader wants it.
     fn help(&mut self, name: &str) {
-        match crate::eval::declarations::find(name) {
+        match crate::declarations::find(name) {
             Some(b) => self.say(&b.help()),
             None => {
-                let names = crate::eval::declarations::BUILTINS.iter().map(|b| b.name);
+                let names = crate::declarations::BUILTINS.iter().map(|b| b.name);
                 let mut d = self
                     .sources
                     .unplaced(format!("there is no builtin called `{name}`"));
@@ -576,8 +576,8 @@ fn is_value(interp: &Interpreter, e: &crate::syntax::tree::Expr) -> bool {
     if interp.is_variable(&name.text) {
         return true;
     }
-    if let Some(b) = crate::eval::declarations::find(&name.text) {
-        return b.kind == crate::eval::declarations::Kind::Function;
+    if let Some(b) = crate::declarations::find(&name.text) {
+        return b.kind == crate::declarations::Kind::Function;
     }
     interp
         .routines

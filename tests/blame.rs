@@ -268,7 +268,7 @@ fn softmax_with_a_causal_mask_gives_zero_blame_to_the_future() {
 fn elementwise_functions_on_matrices_and_numbers() {
     let mut rng = Random::default();
     rng.seed(4);
-    for u in tapec::eval::declarations::unary_functions() {
+    for u in tapec::declarations::unary_functions() {
         for _ in 0..ROUNDS {
             let (m, n) = shape(&mut rng);
             let needs_positive = matches!(u, Unary::Log | Unary::Sqrt);

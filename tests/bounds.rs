@@ -174,7 +174,7 @@ fn reductions_functions_and_normalisations() {
         ] {
             recorded += usize::from(check(&op, std::slice::from_ref(&a), &mut rng));
         }
-        for u in tapec::eval::declarations::unary_functions() {
+        for u in tapec::declarations::unary_functions() {
             recorded += usize::from(check(&Op::Unary(u), std::slice::from_ref(&a), &mut rng));
             recorded += usize::from(check(
                 &Op::Unary(u),

@@ -1,7 +1,7 @@
 //! Every builtin, called with the wrong number of arguments or with
 //! arguments of the wrong kind, fails with a diagnostic that names it.
 
-use tapec::eval::declarations::{BUILTINS, Builtin, Kind, ParamKind};
+use tapec::declarations::{BUILTINS, Builtin, Kind, ParamKind};
 
 /// The diagnostic's message and hints (not the quoted source), and the status.
 fn run(text: String) -> (String, i32) {

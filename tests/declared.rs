@@ -6,7 +6,7 @@
 //! argument, it prints no NaN; and `docs/BUILTINS.md` is what the
 //! declarations say.
 
-use tapec::eval::declarations::{BUILTINS, Builtin, ParamKind, reference};
+use tapec::declarations::{BUILTINS, Builtin, ParamKind, reference};
 
 fn run(text: &str) -> (String, String, i32) {
     let dir = std::env::temp_dir().join(format!("tapec-declared-{}", std::process::id()));

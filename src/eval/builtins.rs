@@ -7,20 +7,15 @@ use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::declarations::{Builtin, Does, Filling, Kind};
 use super::format;
 use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
+use super::progress::ProgressBar;
 use super::value::Value;
+use crate::declarations::{Builtin, Does, Filling, Kind};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::{Arg, TypeName};
 use crate::tape::ops::{Elementwise, Unary};
 use crate::tape::{Op, Tensor};
-
-/// A progress bar on stderr, drawn only on a terminal.
-pub struct ProgressBar {
-    bar: indicatif::ProgressBar,
-    total: u64,
-}
 
 fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic {
     let which = if b.min_args() == 1 {
@@ -872,25 +867,13 @@ impl Interpreter {
             return;
         }
         let total = n as u64;
-        let restart = self.progress.as_ref().is_none_or(|p| p.total != total);
-        if restart {
-            let bar = indicatif::ProgressBar::with_draw_target(
-                Some(total),
-                indicatif::ProgressDrawTarget::stderr(),
-            );
-            if let Ok(style) =
-                indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} {per_sec} eta {eta}")
-            {
-                bar.set_style(style);
-            }
-            self.progress = Some(ProgressBar { bar, total });
+        if self.progress.as_ref().is_none_or(|p| p.total() != total) {
+            self.progress = Some(ProgressBar::new(total));
         }
-        if let Some(p) = &self.progress {
-            p.bar.set_position(i.clamp(0, n) as u64);
-            if i >= n {
-                p.bar.finish_and_clear();
-                self.progress = None;
-            }
+        if let Some(p) = &self.progress
+            && p.at(i.clamp(0, n) as u64)
+        {
+            self.progress = None;
         }
     }
 

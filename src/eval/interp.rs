@@ -16,11 +16,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use ndarray::Array2;
 
-use super::declarations::{self, Does};
-use super::errors::{self, wrong_count};
 use super::globals::{Globals, Slot};
 use super::random::Random;
 use super::value::Value;
+use crate::check::errors::{self, wrong_count};
+use crate::declarations::{self, Does};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
 use crate::tape::ops::{Elementwise, PROVE_FROM};
@@ -120,7 +120,7 @@ pub struct Interpreter {
     current_stmt: Span,
     /// Whether stderr is a terminal (for `Progress`).
     pub progress_on_terminal: bool,
-    pub(crate) progress: Option<super::builtins::ProgressBar>,
+    pub(crate) progress: Option<super::progress::ProgressBar>,
 }
 
 /// What a failed REPL line must leave as it was.

@@ -1,13 +1,11 @@
 //! The evaluation side: values, scopes, statements and the builtins.
 
 pub mod builtins;
-pub mod check;
-pub mod declarations;
-pub mod errors;
 pub mod format;
 pub mod globals;
 pub mod interp;
 pub mod plot;
+pub mod progress;
 pub mod random;
 pub mod value;
 

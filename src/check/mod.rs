@@ -5,12 +5,14 @@
 //! statements, routines declared where they may not be, assignments to
 //! globals from routines, tapes inside tapes, and the like.
 
+pub mod errors;
+
 use std::collections::{HashMap, HashSet};
 
-use super::declarations::{self, Does, Kind};
-use super::errors::*;
+use crate::declarations::{self, Does, Kind};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
+use errors::*;
 
 /// What earlier input (at the REPL) already made known.
 #[derive(Debug, Default, Clone)]
@@ -501,7 +503,7 @@ impl<'a> Checker<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::declarations::MatrixOp;
+    use crate::declarations::MatrixOp;
 
     fn called(text: &str) -> HashSet<Does> {
         let (program, errors) = crate::syntax::parse(text, 0);

@@ -856,7 +856,7 @@ pub const CONSTANTS: &[&str] = &["Inf"];
 pub fn reference() -> String {
     let mut text = String::from(
         "# Builtins\n\n\
-         Generated from `src/eval/declarations.rs` by `cargo test --test declared` \
+         Generated from `src/declarations.rs` by `cargo test --test declared` \
          (`UPDATE_GOLDEN=1` rewrites it). At the REPL, `:help NAME` prints one entry.\n\n\
          Recorded builtins, called inside a tape, record an operation whose blame reaches \
          every numeric argument except selectors.\n\n\
