@@ -132,8 +132,9 @@ fn edges(mods: &BTreeMap<String, String>) -> BTreeMap<String, BTreeSet<String>> 
             let absolute: Vec<String> = match path[0].as_str() {
                 "crate" => path[1..].to_vec(),
                 "super" => {
-                    let mut p = parent[..parent.len().saturating_sub(1)].to_vec();
-                    p.extend(path[1..].iter().cloned());
+                    let ups = path.iter().take_while(|w| *w == "super").count();
+                    let mut p = parent[..parent.len().saturating_sub(ups)].to_vec();
+                    p.extend(path[ups..].iter().cloned());
                     p
                 }
                 "self" => {
@@ -235,4 +236,16 @@ fn the_scan_finds_a_circle_when_there_is_one() {
     assert!(cycle(&graph).is_some(), "b <-> c: {graph:?}");
     mods.insert("c".to_string(), "fn h() {}".to_string());
     assert!(cycle(&edges(&mods)).is_none());
+    // `super::super::` climbs two levels.
+    let mut mods = BTreeMap::new();
+    mods.insert("a".to_string(), "fn f() { b::c::g() }".to_string());
+    mods.insert("a::b".to_string(), String::new());
+    mods.insert(
+        "a::b::c".to_string(),
+        "fn g() { super::super::d::h() }".to_string(),
+    );
+    mods.insert("a::d".to_string(), String::new());
+    let graph = edges(&mods);
+    assert!(graph["a::b::c"].contains("a::d"), "{graph:?}");
+    assert!(cycle(&graph).is_none(), "{graph:?}");
 }
