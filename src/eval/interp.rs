@@ -23,8 +23,8 @@ use crate::check::errors::{self, wrong_count};
 use crate::declarations::{self, Does};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
-use crate::tape::ops::{Elementwise, PROVE_FROM};
-use crate::tape::{Inputs, NodeRef, Op, OpError, Tape, Tensor};
+use crate::tape::ops::Elementwise;
+use crate::tape::{Inputs, NodeRef, Op, OpError, Refused, Tape, Tensor};
 use smallvec::SmallVec;
 
 /// Deepest chain of routine calls before the run stops with an error.
@@ -498,54 +498,30 @@ impl Interpreter {
         }
     }
 
-    /// Runs a recorded operation: forward, NaN check, and a record if a tape is open.
+    /// Runs a recorded operation: the values go down to the tape once
+    /// ([`Tape::apply`]: forward, NaN check, and a record if a tape is
+    /// open), and what it refuses comes back as a diagnostic.
     pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
-        let mut tensors: SmallVec<[Tensor; 2]> = SmallVec::new();
-        for (v, _) in args {
-            tensors.push(to_tensor(v));
+        let inputs: SmallVec<[(Tensor, Option<NodeRef>, Span); 2]> = args
+            .iter()
+            .map(|(v, s)| (to_tensor(v), v.tag(), *s))
+            .collect();
+        let name = op.name();
+        match self.tape.apply(op, &inputs, span) {
+            Ok((output, tag)) => Ok(from_tensor(output, tag)),
+            Err(Refused::Op(e)) => fail(self.op_error(e, args, span)),
+            Err(Refused::Nan(shape, position)) => {
+                let at = nan_at(shape, position);
+                let name = match name {
+                    symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
+                    word => word.to_string(),
+                };
+                fail(Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
+                    .with_label(span, format!("this {name} gives NaN"))
+                    .with_label(self.current_stmt, "in this statement")
+                    .with_hint("NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"))
+            }
         }
-        let mut refs: SmallVec<[&Tensor; 2]> = SmallVec::new();
-        for t in &tensors {
-            refs.push(t);
-        }
-        let done = if op.keeps() {
-            op.forward_keeping(&refs)
-        } else {
-            op.forward(&refs).map(|output| (output, None))
-        };
-        let (output, kept) = match done {
-            Ok(t) => t,
-            Err(e) => return fail(self.op_error(e, args, span)),
-        };
-        let proved = if output.len() >= PROVE_FROM {
-            self.known_bound(&op, args, &refs)
-        } else {
-            None
-        };
-        let bound = proved.unwrap_or_else(|| output.bound());
-        if bound.is_nan() {
-            let at = nan_at(output.shape(), output.first_nan().unwrap_or((1, 1)));
-            let name = match op.name() {
-                symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
-                word => word.to_string(),
-            };
-            return fail(Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
-                .with_label(span, format!("this {name} gives NaN"))
-                .with_label(self.current_stmt, "in this statement")
-                .with_hint("NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"));
-        }
-        if !self.tape.open {
-            return Ok(from_tensor(output, None));
-        }
-        let mut inputs = Inputs::new();
-        for (v, s) in args {
-            inputs.push(self.node_of(v, *s));
-        }
-        let node = self.tape.push(op, inputs, output.clone(), span);
-        let record = &mut self.tape.records[node as usize];
-        record.bound = bound;
-        record.kept = kept;
-        Ok(from_tensor(output, Some(self.tape.node(node))))
     }
 
     /// An Integer result `n` of `op` (computed exactly, by the caller):
@@ -555,33 +531,14 @@ impl Interpreter {
         if !self.tape.open {
             return Value::int(n);
         }
-        let mut inputs = Inputs::new();
-        for (v, s) in args {
-            inputs.push(self.node_of(v, *s));
-        }
-        let node = self.tape.push(op, inputs, Tensor::Scalar(n as f64), span);
+        let inputs: SmallVec<[(Tensor, Option<NodeRef>, Span); 2]> = args
+            .iter()
+            .map(|(v, s)| (to_tensor(v), v.tag(), *s))
+            .collect();
+        let node = self
+            .tape
+            .record(op, &inputs, Tensor::Scalar(n as f64), span);
         Value::Int(n, Some(self.tape.node(node)))
-    }
-
-    /// A bound on the size of every element of `op`'s output, found without
-    /// reading the output ([`Op::output_bound`]), from its inputs' bounds: a
-    /// number's own size, and for a matrix the bound of its record on the
-    /// current tape (a record's value never changes while a variable holds
-    /// it with its tag). `None` where they prove none.
-    fn known_bound(&self, op: &Op, args: &[(&Value, Span)], inputs: &[&Tensor]) -> Option<f64> {
-        let mut bounds: SmallVec<[Option<f64>; 2]> = SmallVec::new();
-        let mut shapes: SmallVec<[(usize, usize); 2]> = SmallVec::new();
-        for ((value, _), input) in args.iter().zip(inputs) {
-            bounds.push(match input {
-                Tensor::Scalar(x) => Some(x.abs()),
-                Tensor::Matrix(_) => self
-                    .tape
-                    .find(value.tag())
-                    .map(|node| self.tape.records[node as usize].bound),
-            });
-            shapes.push(input.shape());
-        }
-        op.output_bound(&bounds, &shapes)
     }
 
     fn op_error(&self, e: OpError, args: &[(&Value, Span)], span: Span) -> Diagnostic {

@@ -23,6 +23,15 @@ const RELEASE_FROM: usize = 1024;
 /// A record's inputs: two or fewer for all but matrix literals.
 pub type Inputs = SmallVec<[u32; 2]>;
 
+/// Why [`Tape::apply`] refused an operation: its inputs do not fit it, or
+/// its output holds a NaN (the output's shape, and the first NaN's 1-based
+/// row and column).
+#[derive(Debug)]
+pub enum Refused {
+    Op(OpError),
+    Nan((usize, usize), (usize, usize)),
+}
+
 /// Which record of which tape a value is. A value whose tape is not the
 /// current one is treated as not on the tape at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,6 +121,85 @@ impl Tape {
     pub fn find(&self, r: Option<NodeRef>) -> Option<u32> {
         r.filter(|r| r.tape == self.id && (r.node as usize) < self.records.len())
             .map(|r| r.node)
+    }
+
+    /// Runs `op` on `inputs` (each a value, the record that made it if it
+    /// has one, and where it was written): the forward, the NaN check, and
+    /// while the tape is open the record, with a leaf for each input not on
+    /// the tape yet. The one way from the evaluator down to the tape: gives
+    /// the output and its record, or why the operation was refused.
+    pub fn apply(
+        &mut self,
+        op: Op,
+        inputs: &[(Tensor, Option<NodeRef>, Span)],
+        span: Span,
+    ) -> Result<(Tensor, Option<NodeRef>), Refused> {
+        let values: SmallVec<[&Tensor; 2]> = inputs.iter().map(|(t, _, _)| t).collect();
+        let (output, kept) = if op.keeps() {
+            op.forward_keeping(&values)
+        } else {
+            op.forward(&values).map(|output| (output, None))
+        }
+        .map_err(Refused::Op)?;
+        let proved = if output.len() >= ops::PROVE_FROM {
+            self.known_bound(&op, inputs)
+        } else {
+            None
+        };
+        let bound = proved.unwrap_or_else(|| output.bound());
+        if bound.is_nan() {
+            return Err(Refused::Nan(
+                output.shape(),
+                output.first_nan().unwrap_or((1, 1)),
+            ));
+        }
+        if !self.open {
+            return Ok((output, None));
+        }
+        let node = self.record(op, inputs, output.clone(), span);
+        let record = &mut self.records[node as usize];
+        record.bound = bound;
+        record.kept = kept;
+        Ok((output, Some(self.node(node))))
+    }
+
+    /// Records `op` with the output it gave, found by the caller (an exact
+    /// Integer result), with a leaf for each input not on the tape yet.
+    pub fn record(
+        &mut self,
+        op: Op,
+        inputs: &[(Tensor, Option<NodeRef>, Span)],
+        output: Tensor,
+        span: Span,
+    ) -> u32 {
+        let mut recorded = Inputs::new();
+        for (value, tag, at) in inputs {
+            recorded.push(match self.find(*tag) {
+                Some(node) => node,
+                None => self.push(Op::Leaf, Inputs::new(), value.clone(), *at),
+            });
+        }
+        self.push(op, recorded, output, span)
+    }
+
+    /// A bound on the size of every element of `op`'s output, found without
+    /// reading the output ([`Op::output_bound`]), from its inputs' bounds: a
+    /// number's own size, and for a matrix the bound of its record on this
+    /// tape (a record's value never changes while a variable holds it with
+    /// its tag). `None` where they prove none.
+    fn known_bound(&self, op: &Op, inputs: &[(Tensor, Option<NodeRef>, Span)]) -> Option<f64> {
+        let mut bounds: SmallVec<[Option<f64>; 2]> = SmallVec::new();
+        let mut shapes: SmallVec<[(usize, usize); 2]> = SmallVec::new();
+        for (value, tag, _) in inputs {
+            bounds.push(match value {
+                Tensor::Scalar(x) => Some(x.abs()),
+                Tensor::Matrix(_) => self
+                    .find(*tag)
+                    .map(|node| self.records[node as usize].bound),
+            });
+            shapes.push(value.shape());
+        }
+        op.output_bound(&bounds, &shapes)
     }
 
     pub fn push(&mut self, op: Op, inputs: Inputs, value: Tensor, span: Span) -> u32 {
