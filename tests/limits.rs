@@ -63,6 +63,60 @@ fn deep_parentheses_brackets_blocks_and_prefixes() {
     fails_with("(".repeat(DEEP), nested);
 }
 
+/// Programs nested as deep as the limit allows, in each form.
+fn deepest_allowed() -> Vec<(String, &'static str)> {
+    let n = 250;
+    vec![
+        (
+            format!("x := {}1{};\nWriteLn(x);", "(".repeat(n), ")".repeat(n)),
+            "1\n",
+        ),
+        (
+            format!("x := {}1{};\nWriteLn(x);", "Abs(".repeat(n), ")".repeat(n)),
+            "1\n",
+        ),
+        (format!("x := {}1;\nWriteLn(x);", "- ".repeat(n)), "1\n"),
+        (
+            format!("x := {}true;\nWriteLn(x);", "not ".repeat(n)),
+            "true\n",
+        ),
+        (
+            format!("{} WriteLn(1); {}", "begin ".repeat(n), "end; ".repeat(n)),
+            "1\n",
+        ),
+        (format!("{} WriteLn(1);", "if true then ".repeat(n)), "1\n"),
+        (format!("{} WriteLn(1);", "while false do ".repeat(n)), ""),
+    ]
+}
+
+#[test]
+fn the_deepest_nesting_allowed_runs_in_every_form() {
+    for (text, printed) in deepest_allowed() {
+        let (out, err, code) = run(text.clone());
+        assert_eq!((code, out.as_str()), (0, printed), "{err}\n{}", &text[..60]);
+    }
+}
+
+#[test]
+fn the_parser_needs_no_more_than_a_default_threads_stack() {
+    // Programs run on a thread with a big stack, but a library caller (an
+    // editor's language server) may parse on a thread of the default 2 MiB.
+    // chumsky's stack growing (stacker) keeps that safe: without it, these
+    // programs overflow 2 MiB (they fit in 4 MiB).
+    let parsed = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(|| {
+            deepest_allowed()
+                .iter()
+                .map(|(text, _)| tapec::syntax::parse(text, 0).1.len())
+                .collect::<Vec<_>>()
+        })
+        .expect("thread")
+        .join()
+        .expect("the parse fits the stack");
+    assert!(parsed.iter().all(|&errors| errors == 0), "{parsed:?}");
+}
+
 #[test]
 fn a_200000_term_expression_runs_on_and_off_the_tape() {
     let terms = 200_000;
