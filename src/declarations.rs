@@ -220,12 +220,12 @@ const fn param(name: &'static str, kind: ParamKind, sample: &'static str) -> Par
 
 use ParamKind::*;
 
-const A_MATRIX: &[Param] = &[param("a", Matrix, "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]")];
-const A_VALUE: &[Param] = &[param(
-    "a",
-    NumberOrMatrix,
-    "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]",
-)];
+/// The sample matrix most builtins are tried on: 2×3, every element
+/// different, of both signs.
+const SAMPLE: &str = "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]";
+
+const A_MATRIX: &[Param] = &[param("a", Matrix, SAMPLE)];
+const A_VALUE: &[Param] = &[param("a", NumberOrMatrix, SAMPLE)];
 const A_POSITIVE: &[Param] = &[param(
     "a",
     NumberOrMatrix,
@@ -318,7 +318,7 @@ pub const BUILTINS: &[Builtin] = &[
         "Hadamard",
         Does::Hadamard,
         &[
-            param("a", NumberOrMatrix, "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]"),
+            param("a", NumberOrMatrix, SAMPLE),
             param("b", NumberOrMatrix, "[[1.0, 2.0, -0.5]]"),
         ],
         "two matrices (or numbers) of shapes that broadcast",
@@ -437,7 +437,7 @@ pub const BUILTINS: &[Builtin] = &[
         "CrossEntropy",
         Does::CrossEntropy,
         &[
-            param("logits", Matrix, "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]"),
+            param("logits", Matrix, SAMPLE),
             param("targets", Selector, "[[3, 1]]"),
         ],
         "a T×V matrix of logits and a 1×T row of column numbers",
@@ -447,10 +447,7 @@ pub const BUILTINS: &[Builtin] = &[
     recorded(
         "Row",
         Does::RowOrCol(true),
-        &[
-            param("a", Matrix, "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]"),
-            param("i", Selector, "2"),
-        ],
+        &[param("a", Matrix, SAMPLE), param("i", Selector, "2")],
         "a matrix and a row number",
         "row i (from 1) as a 1×n matrix",
         "Row([[1, 2], [3, 4]], 2)  { [[3, 4]] }",
@@ -458,10 +455,7 @@ pub const BUILTINS: &[Builtin] = &[
     recorded(
         "Col",
         Does::RowOrCol(false),
-        &[
-            param("a", Matrix, "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]"),
-            param("j", Selector, "3"),
-        ],
+        &[param("a", Matrix, SAMPLE), param("j", Selector, "3")],
         "a matrix and a column number",
         "column j (from 1) as an m×1 matrix",
         "Col([[1, 2], [3, 4]], 1)  { [[1], [3]] }",
@@ -482,7 +476,7 @@ pub const BUILTINS: &[Builtin] = &[
         "ColRange",
         Does::Range(false),
         &[
-            param("a", Matrix, "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]"),
+            param("a", Matrix, SAMPLE),
             param("first", Selector, "1"),
             param("count", Selector, "2"),
         ],

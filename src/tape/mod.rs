@@ -86,11 +86,10 @@ pub struct Tape {
     /// (filled by the walk; infinity: not known).
     pub blame_bounds: Vec<f64>,
     /// Whether nothing but `Blame` and `Nudge` reads the tape after its walk:
-    /// a run of a program that never names `CheckBlame` (not a picture, not
-    /// the prompt). Then the walk lets go of an unnamed operation's value and
-    /// blame once it has handed the blame on (no variable holds such a
-    /// record, so the memory a step touches stays small, and in cache), and
-    /// `Nudge` may update a matrix where its leaf shares it.
+    /// a run of a program that never calls `CheckBlame` (not a picture, not
+    /// the prompt). Then the values of a statement that no per-link rule
+    /// reads are let go at its end ([`Tape::release_unread`]), and `Nudge`
+    /// may update a matrix where its leaf shares it.
     pub only_blame_read: bool,
     /// Bytes of the values recorded since the tape opened, less those let
     /// go by [`Tape::release_unread`]: what the interpreter holds the open
@@ -380,11 +379,6 @@ impl Tape {
                             bounds[target] = size;
                         }
                     }
-                }
-                if self.only_blame_read && record.name.is_none() && i != result as usize {
-                    // Every record that used this value has been walked.
-                    self.records[i].value = Tensor::Scalar(0.0);
-                    continue;
                 }
             }
             self.blame[i] = Some(blame);
