@@ -10,28 +10,6 @@ use ndarray::{Array2, ArrayView2};
 
 mod small;
 
-/// A square side from which a triangular operand is worth looking for.
-const TRIANGLE_FROM: usize = 64;
-
-/// Which half of a square operand is all zeros.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Zeros {
-    /// Above the diagonal (a causal softmax's weights and their blame).
-    Above,
-    /// Below the diagonal (the same, transposed).
-    Below,
-}
-
-impl Zeros {
-    /// The part of the operand the product reads: the other half.
-    fn read(self) -> BlockStructure {
-        match self {
-            Zeros::Above => BlockStructure::TriangularLower,
-            Zeros::Below => BlockStructure::TriangularUpper,
-        }
-    }
-}
-
 /// Output columns per call when a product is done in panels (two of the
 /// AVX-512 kernel's 48-wide tiles).
 const PANEL: usize = 96;
@@ -53,40 +31,16 @@ const PANELLED_FROM: usize = 1 << 16;
 /// whole product's path), and the product is 4–8% faster at 32–512 rows by
 /// 1024 columns or more.
 ///
-/// When one side is a large square matrix whose half above or below the
-/// diagonal is exactly zero, as a causal attention's weights are, and the
-/// other side has no infinity or NaN (so no 0 · inf is skipped), the product
-/// is `faer`'s triangular one, which never reads the zero half: about 30%
-/// less time at 128×128, the same result but for the order of the additions.
-///
-/// Any other product of up to 32Ki multiply-adds and a depth up to 64 runs
+/// A product of up to 32Ki multiply-adds and a depth up to 64 runs
 /// in `small`'s kernel where the CPU has AVX-512, with the same bits.
 pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     let (m, k) = a.dim();
     let n = b.ncols();
     debug_assert_eq!(k, b.nrows());
-    let left = if m == k && k >= TRIANGLE_FROM {
-        zeros(&a).filter(|_| all_finite(&b))
-    } else {
-        None
-    };
-    let right = if left.is_none() && k == n && k >= TRIANGLE_FROM {
-        zeros(&b).filter(|_| all_finite(&a))
-    } else {
-        None
-    };
-    if left.is_none()
-        && right.is_none()
-        && let Some(out) = small::product(&a, &b)
-    {
+    if let Some(out) = small::product(&a, &b) {
         return out;
     }
-    let structure = |half: Option<Zeros>| half.map_or(BlockStructure::Rectangular, Zeros::read);
-    let panels = if left.is_none() && right.is_none() && panelled(m, k, n) {
-        n / PANEL
-    } else {
-        1
-    };
+    let panels = if panelled(m, k, n) { n / PANEL } else { 1 };
     let mut out = Array2::<f64>::uninit((m, n));
     let (b_rows, b_cols) = (b.strides()[0], b.strides()[1]);
     for panel in 0..panels {
@@ -111,9 +65,9 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
                 BlockStructure::Rectangular,
                 Accum::Replace,
                 lhs,
-                structure(left),
+                BlockStructure::Rectangular,
                 rhs,
-                structure(right),
+                BlockStructure::Rectangular,
                 1.0,
                 Par::Seq,
             );
@@ -132,54 +86,10 @@ fn panelled(m: usize, k: usize, n: usize) -> bool {
     m >= 2 && k * n >= PANELLED_FROM && n >= 2 * PANEL && m * k * PANEL > 16 * 16 * 16
 }
 
-/// Which half of the square `x` is all zeros, if either is. The two corners
-/// are looked at first, so most matrices are turned away at once. A
-/// transposed view is read as the matrix it views, row by row in memory,
-/// with the halves swapped.
-fn zeros(x: &ArrayView2<f64>) -> Option<Zeros> {
-    let flip = |half| match half {
-        Zeros::Above => Zeros::Below,
-        Zeros::Below => Zeros::Above,
-    };
-    if let Some(values) = x.as_slice() {
-        zeros_in_rows(values, x.nrows())
-    } else if let Some(values) = x.t().as_slice() {
-        zeros_in_rows(values, x.nrows()).map(flip)
-    } else {
-        let last = x.nrows() - 1;
-        let zero = |i: usize, j: usize| x[(i, j)] == 0.0;
-        if (0..last).all(|i| (i + 1..=last).all(|j| zero(i, j))) {
-            Some(Zeros::Above)
-        } else {
-            (1..=last)
-                .all(|i| (0..i).all(|j| zero(i, j)))
-                .then_some(Zeros::Below)
-        }
-    }
-}
-
-/// `zeros` for a square matrix of side `n` stored row after row. Each row's
-/// part is looked at whole, without stopping early, so that it vectorises.
-fn zeros_in_rows(values: &[f64], n: usize) -> Option<Zeros> {
-    let rows = || values.chunks_exact(n).enumerate();
-    let clear = |part: &[f64]| !part.iter().fold(false, |nonzero, v| nonzero | (*v != 0.0));
-    if values[n - 1] == 0.0 && rows().all(|(i, row)| clear(&row[i + 1..])) {
-        return Some(Zeros::Above);
-    }
-    (values[(n - 1) * n] == 0.0 && rows().all(|(i, row)| clear(&row[..i]))).then_some(Zeros::Below)
-}
-
-fn all_finite(x: &ArrayView2<f64>) -> bool {
-    match x.as_slice_memory_order() {
-        Some(values) => super::kernels::all_finite(values),
-        None => x.iter().all(|v| v.is_finite()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::{array, s};
+    use ndarray::array;
 
     fn filled(rows: usize, cols: usize, seed: u64) -> Array2<f64> {
         let mut s = seed;
@@ -201,71 +111,6 @@ mod tests {
         x.iter()
             .zip(y)
             .all(|(x, y)| x == y || (x - y).abs() <= 1e-12 || (x.is_nan() && y.is_nan()))
-    }
-
-    /// Triangular operands on either side, either half zero, as they are and
-    /// transposed, against the plain definition; an infinity on the other
-    /// side turns the skipping off, so 0 · inf still makes its NaN.
-    #[test]
-    fn triangular_operands_give_the_dense_product() {
-        for size in [64, 100, 128] {
-            let mut lower = filled(size, size, 3);
-            for i in 0..size {
-                for j in i + 1..size {
-                    lower[(i, j)] = 0.0;
-                }
-            }
-            let upper = lower.t().to_owned();
-            assert_eq!(zeros(&lower.view()), Some(Zeros::Above));
-            assert_eq!(zeros(&upper.view()), Some(Zeros::Below));
-            assert_eq!(zeros(&filled(size, size, 4).view()), None);
-            // A transposed view is read in its own memory order.
-            assert_eq!(zeros(&lower.t()), Some(Zeros::Below));
-            assert_eq!(zeros(&upper.t()), Some(Zeros::Above));
-            // One number off the diagonal, anywhere in the zero half, is enough.
-            for (i, j) in [(0, 1), (size / 2, size - 1), (size - 2, size - 1)] {
-                let mut almost = lower.clone();
-                almost[(i, j)] = 1e-300;
-                assert_eq!(zeros(&almost.view()), None);
-                assert_eq!(zeros(&almost.t()), None);
-            }
-            // A view that is neither: every other row and column of a larger
-            // triangle.
-            let mut big = filled(2 * size, 2 * size, 7);
-            for i in 0..2 * size {
-                for j in i + 1..2 * size {
-                    big[(i, j)] = 0.0;
-                }
-            }
-            let strided = big.slice(s![..;2, ..;2]);
-            assert_eq!(zeros(&strided), Some(Zeros::Above));
-            assert_eq!(zeros(&strided.t()), Some(Zeros::Below));
-            let side = filled(size, 48, 8);
-            assert!(close(
-                &product(strided, side.view()),
-                &definition(strided, side.view())
-            ));
-            let other = filled(size, 48, 5);
-            let other_t = filled(48, size, 6);
-            for tri in [lower.view(), upper.view(), lower.t(), upper.t()] {
-                assert!(close(
-                    &product(tri, other.view()),
-                    &definition(tri, other.view())
-                ));
-                assert!(close(
-                    &product(other_t.view(), tri),
-                    &definition(other_t.view(), tri)
-                ));
-            }
-            let mut with_inf = other.clone();
-            with_inf[(size - 1, 0)] = f64::INFINITY;
-            let c = product(lower.view(), with_inf.view());
-            assert!(
-                c[(0, 0)].is_nan(),
-                "0 · inf in the zero half still gives NaN"
-            );
-            assert!(close(&c, &definition(lower.view(), with_inf.view())));
-        }
     }
 
     /// `x`'s transpose, stored row by row, so that its `.t()` is `x` read

@@ -88,8 +88,9 @@ pub struct Tape {
     /// Whether nothing but `Blame` and `Nudge` reads the tape after its walk:
     /// a run of a program that never calls `CheckBlame` (not a picture, not
     /// the prompt). Then the values of a statement that no per-link rule
-    /// reads are let go at its end ([`Tape::release_unread`]), and `Nudge`
-    /// may update a matrix where its leaf shares it.
+    /// reads are let go at its end ([`Tape::release_unread`]), the walk lets
+    /// go of an unnamed operation's value and blame once it has handed the
+    /// blame on, and `Nudge` may update a matrix where its leaf shares it.
     pub only_blame_read: bool,
     /// Bytes of the values recorded since the tape opened, less those let
     /// go by [`Tape::release_unread`]: what the interpreter holds the open
@@ -379,6 +380,11 @@ impl Tape {
                             bounds[target] = size;
                         }
                     }
+                }
+                if self.only_blame_read && record.name.is_none() && i != result as usize {
+                    // Every record that used this value has been walked.
+                    self.records[i].value = Tensor::Scalar(0.0);
+                    continue;
                 }
             }
             self.blame[i] = Some(blame);
