@@ -12,7 +12,7 @@ use tapec::syntax::tree::Program;
 
 // The allocator `tapec` itself runs with.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tapec::memory::Mimalloc = tapec::memory::Mimalloc;
 
 fn main() {
     divan::main();

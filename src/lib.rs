@@ -10,6 +10,7 @@ pub mod declarations;
 pub mod diagnostic;
 pub mod eval;
 pub mod graph;
+pub mod memory;
 pub mod repl;
 pub mod syntax;
 pub mod tape;

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: tapec::memory::Mimalloc = tapec::memory::Mimalloc;
 
 #[derive(Parser)]
 #[command(
