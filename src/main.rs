@@ -85,9 +85,15 @@ fn main() {
             opts.interrupt = Some(interrupt);
             opts.progress_on_terminal = std::io::stderr().is_terminal();
             tapec::with_big_stack(move || {
-                let out = std::io::BufWriter::new(std::io::stdout());
+                // On a terminal each line shows as it is written (a training
+                // loop's losses appear while it trains); piped, it is buffered.
+                let out: Box<dyn Write> = if std::io::stdout().is_terminal() {
+                    Box::new(std::io::LineWriter::new(std::io::stdout()))
+                } else {
+                    Box::new(std::io::BufWriter::new(std::io::stdout()))
+                };
                 let mut err = std::io::stderr();
-                tapec::run_file(&opts, Box::new(out), &mut err)
+                tapec::run_file(&opts, out, &mut err)
             })
         }
         Some(Command::Check { file }) => {

@@ -716,8 +716,18 @@ impl Interpreter {
     }
 
     pub fn print(&mut self, text: &str) {
-        // Output that cannot be written (a closed pipe) is dropped.
-        let _ = self.out.write_all(text.as_bytes());
+        // Output that cannot be written (a closed pipe) is dropped. Under a
+        // progress bar the bar steps aside while the text is written.
+        let out = &mut self.out;
+        match &self.progress {
+            Some(bar) => bar.suspend(|| {
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+            }),
+            None => {
+                let _ = out.write_all(text.as_bytes());
+            }
+        }
     }
 
     fn field_number(&mut self, e: &crate::syntax::tree::Expr) -> Flow<usize> {

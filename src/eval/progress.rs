@@ -19,6 +19,12 @@ impl ProgressBar {
         ProgressBar { bar, total }
     }
 
+    /// Runs `f` (a write to the terminal) with the bar cleared first and
+    /// drawn again after, so a printed line never tears it.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
     pub fn total(&self) -> u64 {
         self.total
     }
