@@ -1,6 +1,7 @@
 //! The `tapec` command line: reads the arguments, calls the library, exits.
 //! It also chooses the allocator, which is the binary's business.
 
+use std::ffi::OsString;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ static ALLOCATOR: tapec::memory::Mimalloc = tapec::memory::Mimalloc;
     name = "tapec",
     version,
     about = "An interpreter for the tape language: run programs, record tapes, read blame.",
-    after_help = "Example:\n  tapec run programs/attention.tape"
+    after_help = "Example:\n  tapec run programs/attention.tape\n  tapec programs/attention.tape   (the same)"
 )]
 struct Cli {
     /// When to colour diagnostics.
@@ -57,11 +58,37 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
+    /// `tapec FILE.tape [ARGS...]`: the same as `tapec run FILE.tape [ARGS...]`.
+    #[command(external_subcommand)]
+    File(Vec<OsString>),
     /// The interactive prompt: enter statements one at a time and watch each value.
     #[command(
         after_help = "Example:\n  tapec repl\n  tapec repl < session.txt   (a piped transcript: no prompts)"
     )]
     Repl,
+}
+
+/// `tapec run FILE [ARGS...]`.
+fn run(file: PathBuf, args: Vec<String>, color: bool) -> i32 {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let flag = interrupt.clone();
+    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
+    let mut opts = tapec::RunOptions::new(file);
+    opts.args = args;
+    opts.color = color;
+    opts.interrupt = Some(interrupt);
+    opts.progress_on_terminal = std::io::stderr().is_terminal();
+    tapec::with_big_stack(move || {
+        // On a terminal each line shows as it is written (a training loop's
+        // losses appear while it trains); piped, it is buffered.
+        let out: Box<dyn Write> = if std::io::stdout().is_terminal() {
+            Box::new(std::io::LineWriter::new(std::io::stdout()))
+        } else {
+            Box::new(std::io::BufWriter::new(std::io::stdout()))
+        };
+        let mut err = std::io::stderr();
+        tapec::run_file(&opts, out, &mut err)
+    })
 }
 
 fn main() {
@@ -75,26 +102,23 @@ fn main() {
         }
     };
     let code = match cli.command {
-        Some(Command::Run { file, args }) => {
-            let interrupt = Arc::new(AtomicBool::new(false));
-            let flag = interrupt.clone();
-            let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
-            let mut opts = tapec::RunOptions::new(file);
-            opts.args = args;
-            opts.color = color;
-            opts.interrupt = Some(interrupt);
-            opts.progress_on_terminal = std::io::stderr().is_terminal();
-            tapec::with_big_stack(move || {
-                // On a terminal each line shows as it is written (a training
-                // loop's losses appear while it trains); piped, it is buffered.
-                let out: Box<dyn Write> = if std::io::stdout().is_terminal() {
-                    Box::new(std::io::LineWriter::new(std::io::stdout()))
-                } else {
-                    Box::new(std::io::BufWriter::new(std::io::stdout()))
-                };
-                let mut err = std::io::stderr();
-                tapec::run_file(&opts, out, &mut err)
-            })
+        Some(Command::Run { file, args }) => run(file, args, color),
+        Some(Command::File(words)) => {
+            let file = PathBuf::from(&words[0]);
+            if file.extension().is_some_and(|e| e == "tape") || file.is_file() {
+                let args = words[1..]
+                    .iter()
+                    .map(|w| w.to_string_lossy().into_owned())
+                    .collect();
+                run(file, args, color)
+            } else {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "tapec: `{}` is neither a command nor a program file; see `tapec --help`",
+                    file.display()
+                );
+                2
+            }
         }
         Some(Command::Check { file }) => {
             let mut opts = tapec::RunOptions::new(file);

@@ -1,0 +1,50 @@
+//! The command line itself: `tapec FILE.tape [ARGS...]` is `tapec run`, and
+//! a word that is neither a command nor a program file is a usage error.
+
+use std::process::Command;
+
+fn tapec(args: &[&str]) -> (String, String, i32) {
+    let out = Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run tapec");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code().unwrap_or(-1),
+    )
+}
+
+#[test]
+fn a_program_file_runs_without_the_run_command() {
+    let golden = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("programs/knob.out"),
+    )
+    .expect("golden");
+    let (out, err, code) = tapec(&["programs/knob.tape"]);
+    assert_eq!((code, out.as_str()), (0, golden.as_str()), "{err}");
+    // Its arguments are the program's, as after `run`.
+    let with_args = tapec(&["bench/gpt.tape", "27", "8", "16", "64", "200"]);
+    let with_run = tapec(&["run", "bench/gpt.tape", "27", "8", "16", "64", "200"]);
+    assert_eq!(with_args, with_run);
+    assert!(
+        with_args.0.contains("step 200 loss 0.068948"),
+        "{:?}",
+        with_args
+    );
+}
+
+#[test]
+fn a_word_that_is_no_command_and_no_file_is_a_usage_error() {
+    let (out, err, code) = tapec(&["rnu", "programs/knob.tape"]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(
+        err.contains("`rnu` is neither a command nor a program file"),
+        "{err}"
+    );
+    // A `.tape` path that does not exist is the run's own error.
+    let (_, err, code) = tapec(&["no_such_program.tape"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot read `no_such_program.tape`"), "{err}");
+}
