@@ -797,8 +797,8 @@ pub const BUILTINS: &[Builtin] = &[
 ];
 
 /// The index in [`BUILTINS`] of the builtin called `name`, if there is one
-/// (looked up on every call, so by hash rather than by a scan of the table).
-fn index_of(name: &str) -> Option<usize> {
+/// (by hash rather than by a scan of the table).
+pub fn index_of(name: &str) -> Option<usize> {
     static BY_NAME: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, usize>> =
         std::sync::OnceLock::new();
     BY_NAME
@@ -816,22 +816,6 @@ fn index_of(name: &str) -> Option<usize> {
 /// The builtin called `name`, if there is one.
 pub fn find(name: &str) -> Option<&'static Builtin> {
     index_of(name).map(|i| &BUILTINS[i])
-}
-
-/// The builtin `name` calls, looked up by its text the first time only.
-pub fn find_for(name: &crate::syntax::tree::Name) -> Option<&'static Builtin> {
-    match name.found.builtin.get() {
-        0 => {
-            let at = index_of(&name.text);
-            let code = at.map_or(1, |i| i + 2);
-            name.found
-                .builtin
-                .set(u16::try_from(code).expect("fewer than 65534 builtins"));
-            at.map(|i| &BUILTINS[i])
-        }
-        1 => None,
-        code => Some(&BUILTINS[usize::from(code) - 2]),
-    }
 }
 
 /// Every elementwise function, from the declarations, in their order.
@@ -882,22 +866,6 @@ pub fn reference() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::diagnostic::Span;
-    use crate::syntax::tree::Name;
-
-    #[test]
-    fn a_name_finds_the_same_builtin_the_first_time_and_after() {
-        for b in BUILTINS {
-            let name = Name::new(b.name.to_string(), Span::default());
-            for _ in 0..2 {
-                assert_eq!(find_for(&name).map(|f| f.name), Some(b.name));
-            }
-        }
-        let name = Name::new("NoSuchBuiltin".to_string(), Span::default());
-        for _ in 0..2 {
-            assert!(find_for(&name).is_none());
-        }
-    }
 
     #[test]
     fn every_builtin_is_declared_once_with_its_doc_and_samples() {

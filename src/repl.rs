@@ -246,7 +246,7 @@ impl Repl {
             return;
         }
         let before = self.interp.snapshot();
-        self.interp.declare_routines(program);
+        self.interp.take_in(program);
         for stmt in &program.body {
             let snapshot = self.interp.snapshot();
             let outcome = self.run_statement(stmt);

@@ -1,25 +1,11 @@
-//! The global variables: slots in a vector, found by name through a map the
-//! first time a name is read and through the name's remembered index after.
-//!
-//! A slot is never removed, so an index stays good for as long as the table
-//! lives. A copy of the table (a REPL snapshot) gets a number of its own, so
-//! an index remembered against one table is never used in another: after a
-//! snapshot is put back, every name is looked up afresh once.
-
-use std::sync::atomic::{AtomicU32, Ordering};
+//! The global variables: slots in a vector, at the global numbers the
+//! resolver gives names (`check::resolve`), and found by name through a map
+//! by the REPL and messages.
 
 use rustc_hash::FxHashMap as HashMap;
 
 use super::value::Value;
-use crate::syntax::tree::{Name, TypeName};
-
-/// Table numbers, unique in the process; 0 is never given out, so a name
-/// that was never looked up matches no table.
-static NEXT_TABLE: AtomicU32 = AtomicU32::new(1);
-
-fn new_table_number() -> u32 {
-    NEXT_TABLE.fetch_add(1, Ordering::Relaxed)
-}
+use crate::syntax::tree::TypeName;
 
 /// A variable: its value (none yet if only declared) and its declared type.
 #[derive(Debug, Clone)]
@@ -28,70 +14,44 @@ pub struct Slot {
     pub declared: Option<TypeName>,
 }
 
+/// The globals that exist: `slots[n]` is the one of global number `n`.
+#[derive(Clone, Default)]
 pub struct Globals {
-    table: u32,
     index: HashMap<String, u32>,
-    slots: Vec<Slot>,
-}
-
-impl Default for Globals {
-    fn default() -> Globals {
-        Globals {
-            table: new_table_number(),
-            index: HashMap::default(),
-            slots: Vec::new(),
-        }
-    }
-}
-
-impl Clone for Globals {
-    /// The copy has a new table number: see the module's comment.
-    fn clone(&self) -> Globals {
-        Globals {
-            table: new_table_number(),
-            index: self.index.clone(),
-            slots: self.slots.clone(),
-        }
-    }
+    slots: Vec<Option<Slot>>,
 }
 
 impl Globals {
-    /// The global `name` reads or writes, remembering where it was found.
+    /// The global of number `n`, if one exists.
     #[inline(always)]
-    pub fn find_mut(&mut self, name: &Name) -> Option<&mut Slot> {
-        let (table, at) = name.found.global.get();
-        if table == self.table {
-            return Some(&mut self.slots[at as usize]);
-        }
-        let at = *self.index.get(name.text.as_str())?;
-        name.found.global.set((self.table, at));
-        Some(&mut self.slots[at as usize])
+    pub fn at_mut(&mut self, n: u32) -> Option<&mut Slot> {
+        self.slots.get_mut(n as usize)?.as_mut()
     }
 
     pub fn get(&self, name: &str) -> Option<&Slot> {
-        self.index.get(name).map(|&at| &self.slots[at as usize])
+        let n = *self.index.get(name)?;
+        self.slots[n as usize].as_ref()
     }
 
     pub fn get_mut(&mut self, name: &str) -> Option<&mut Slot> {
-        self.index.get(name).map(|&at| &mut self.slots[at as usize])
+        let n = *self.index.get(name)?;
+        self.slots[n as usize].as_mut()
     }
 
     pub fn contains_key(&self, name: &str) -> bool {
         self.index.contains_key(name)
     }
 
-    /// The slot called `name`, made with `slot` if there is none yet.
-    pub fn get_or_insert(&mut self, name: &str, slot: Slot) -> &mut Slot {
-        let at = match self.index.get(name) {
-            Some(&at) => at,
-            None => {
-                let at = u32::try_from(self.slots.len()).expect("fewer than 2^32 globals");
-                self.index.insert(name.to_string(), at);
-                self.slots.push(slot);
-                at
-            }
-        };
-        &mut self.slots[at as usize]
+    /// The global `name` of number `n`, made with `slot` if there is none yet.
+    pub fn get_or_insert(&mut self, name: &str, n: u32, slot: Slot) -> &mut Slot {
+        let at = n as usize;
+        if at >= self.slots.len() {
+            self.slots.resize_with(at + 1, || None);
+        }
+        if self.slots[at].is_none() {
+            self.index.insert(name.to_string(), n);
+        }
+        self.slots[at].get_or_insert(slot)
     }
 
     /// Every global's name, in no particular order.
@@ -104,46 +64,5 @@ impl std::ops::Index<&str> for Globals {
     type Output = Slot;
     fn index(&self, name: &str) -> &Slot {
         self.get(name).expect("a global of that name")
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::diagnostic::Span;
-    use crate::eval::Value;
-
-    fn slot(x: f64) -> Slot {
-        Slot {
-            value: Some(Value::Real(x, None)),
-            declared: None,
-        }
-    }
-
-    fn real(slot: Option<&mut Slot>) -> Option<f64> {
-        match slot?.value {
-            Some(Value::Real(x, _)) => Some(x),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn a_remembered_index_is_never_used_in_another_table() {
-        let mut live = Globals::default();
-        live.get_or_insert("a", slot(1.0));
-        let saved = live.clone();
-        live.get_or_insert("b", slot(2.0));
-        let b = Name::new("b".into(), Span::default());
-        assert_eq!(real(live.find_mut(&b)), Some(2.0));
-        // Put the copy back, then give the index `b` had to another name.
-        live = saved;
-        assert_eq!(real(live.find_mut(&b)), None);
-        live.get_or_insert("c", slot(3.0));
-        assert_eq!(real(live.find_mut(&b)), None);
-        let c = Name::new("c".into(), Span::default());
-        assert_eq!(real(live.find_mut(&c)), Some(3.0));
-        assert_eq!(real(live.find_mut(&c)), Some(3.0));
-        let a = Name::new("a".into(), Span::default());
-        assert_eq!(real(live.find_mut(&a)), Some(1.0));
     }
 }

@@ -20,6 +20,7 @@ use super::globals::{Globals, Slot};
 use super::random::Random;
 use super::value::Value;
 use crate::check::errors::{self, wrong_count};
+use crate::check::resolve::Resolution;
 use crate::declarations::{self, Does};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
@@ -92,6 +93,8 @@ struct ResultCandidate {
 
 pub struct Interpreter {
     pub globals: Globals,
+    /// What each name means, from the resolver.
+    pub resolution: Resolution,
     frames: Vec<Frame>,
     pub routines: HashMap<String, Rc<Routine>>,
     pub tape: Tape,
@@ -158,6 +161,7 @@ impl Interpreter {
             warnings: Vec::new(),
             warned: HashSet::new(),
             globals: Globals::default(),
+            resolution: Resolution::default(),
             frames: Vec::new(),
             routines: HashMap::default(),
             tape: Tape::default(),
@@ -178,9 +182,11 @@ impl Interpreter {
         }
     }
 
-    /// Makes the top-level routines of `program` callable (they may be
-    /// called before the text that declares them).
-    pub fn declare_routines(&mut self, program: &Program) {
+    /// Resolves the names of a checked `program` and makes its top-level
+    /// routines callable (they may be called before the text that declares
+    /// them).
+    pub fn take_in(&mut self, program: &Program) {
+        self.resolution.resolve(program);
         for stmt in &program.body {
             if let StmtKind::Routine(r) = &stmt.kind {
                 self.routines.insert(r.name.text.clone(), r.clone());
@@ -189,7 +195,7 @@ impl Interpreter {
     }
 
     pub fn run(&mut self, program: &Program) -> Flow<()> {
-        self.declare_routines(program);
+        self.take_in(program);
         let result = self.exec_block(&program.body);
         if result.is_err() {
             self.tape.open = false;
@@ -346,8 +352,10 @@ impl Interpreter {
                             },
                         );
                     } else {
+                        let n = self.global_number(&decl.name);
                         let slot = self.globals.get_or_insert(
                             &decl.name.text,
+                            n,
                             Slot {
                                 value: None,
                                 declared: None,
@@ -566,7 +574,15 @@ impl Interpreter {
     }
 
     fn slot_mut(&mut self, name: &Name) -> Option<&mut Slot> {
-        slot_in(&mut self.frames, &mut self.globals, name)
+        slot_in(&mut self.frames, &mut self.globals, &self.resolution, name)
+    }
+
+    /// The global number of `name`, given now if the resolver never saw it.
+    fn global_number(&mut self, name: &Name) -> u32 {
+        match self.resolution.global(name) {
+            Some(n) => n,
+            None => self.resolution.number(&name.text),
+        }
     }
 
     /// Every variable name in sight, for near-miss hints.
@@ -588,7 +604,7 @@ impl Interpreter {
     /// Reads a variable, or `None` if there is none of that name in sight.
     fn try_read_variable(&mut self, name: &Name) -> Option<Flow<Value>> {
         let tape = &mut self.tape;
-        let slot = slot_in(&mut self.frames, &mut self.globals, name)?;
+        let slot = slot_in(&mut self.frames, &mut self.globals, &self.resolution, name)?;
         Some(read_slot(slot, tape, name))
     }
 
@@ -643,11 +659,13 @@ impl Interpreter {
                 return Ok(());
             }
             None => {
-                if let Some(slot) = self.globals.find_mut(target) {
+                let n = self.global_number(target);
+                if let Some(slot) = self.globals.at_mut(n) {
                     slot.value = Some(check_declared(slot.declared, v, target)?);
                 } else {
                     self.globals.get_or_insert(
                         name,
+                        n,
                         Slot {
                             value: Some(v),
                             declared: None,
@@ -1106,7 +1124,7 @@ impl Interpreter {
 
     /// Calls a builtin or a routine; `None` for a procedure.
     pub fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Option<Value>> {
-        if let Some(b) = declarations::find_for(name) {
+        if let Some(b) = self.resolution.builtin(name) {
             if args.len() < b.min_args() || args.len() > b.max_args() {
                 return fail(wrong_count(
                     &name.text,
@@ -1291,6 +1309,7 @@ impl Interpreter {
 fn slot_in<'a>(
     frames: &'a mut [Frame],
     globals: &'a mut Globals,
+    resolution: &Resolution,
     name: &Name,
 ) -> Option<&'a mut Slot> {
     if let Some(frame) = frames.last_mut()
@@ -1298,7 +1317,7 @@ fn slot_in<'a>(
     {
         return Some(slot);
     }
-    globals.find_mut(name)
+    globals.at_mut(resolution.global(name)?)
 }
 
 /// A variable's value; the first read inside an open tape records it as a

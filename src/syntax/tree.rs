@@ -9,44 +9,39 @@ use std::rc::Rc;
 
 use crate::diagnostic::Span;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Name {
     pub text: String,
     pub span: Span,
-    /// What the interpreter found this name to be, kept so that a name read
-    /// in a loop is looked up once rather than on every turn.
-    pub found: Found,
+    /// The name's number, unique in the process: the key under which the
+    /// checker's resolver says what the name means (`check::resolve`).
+    pub id: NameId,
 }
+
+/// A name's number. Numbers come from one counter for the whole process, so
+/// names of different REPL entries, and of routines kept from earlier ones,
+/// never share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NameId(pub u32);
+
+static NEXT_NAME: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl Name {
     pub fn new(text: String, span: Span) -> Name {
+        let id = NEXT_NAME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Name {
             text,
             span,
-            found: Found::default(),
+            id: NameId(id),
         }
     }
 }
 
-/// A name's lookups, remembered: the global variable it named (the globals
-/// table's number and the slot's index in it) and the builtin it names, if
-/// any. Only the interpreter writes it; two names are equal whatever it holds.
-#[derive(Clone, Default)]
-pub struct Found {
-    pub global: std::cell::Cell<(u32, u32)>,
-    /// 0: not looked up yet; 1: no builtin; `i + 2`: the builtin at index `i`.
-    pub builtin: std::cell::Cell<u16>,
-}
-
-impl PartialEq for Found {
-    fn eq(&self, _: &Found) -> bool {
-        true
-    }
-}
-
-impl std::fmt::Debug for Found {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Found")
+/// Two names are equal when their text and place are: the number only
+/// tells occurrences apart for the resolver.
+impl PartialEq for Name {
+    fn eq(&self, other: &Name) -> bool {
+        self.text == other.text && self.span == other.span
     }
 }
 
@@ -257,4 +252,109 @@ pub enum StmtKind {
 pub struct Program {
     pub name: Option<Name>,
     pub body: Vec<Stmt>,
+}
+
+/// Calls `f` on every name `stmts` hold, routines' headers and bodies
+/// included: what the resolver and the tools that follow names walk.
+pub fn each_name<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Name)) {
+    for stmt in stmts {
+        stmt_names(stmt, f);
+    }
+}
+
+fn stmt_names<'a>(stmt: &'a Stmt, f: &mut dyn FnMut(&'a Name)) {
+    match &stmt.kind {
+        StmtKind::Empty | StmtKind::Error => {}
+        StmtKind::Assign { target, value } => {
+            f(target);
+            expr_names(value, f);
+        }
+        StmtKind::AssignIndex {
+            target,
+            row,
+            col,
+            value,
+        } => {
+            f(target);
+            for e in [row, col, value] {
+                expr_names(e, f);
+            }
+        }
+        StmtKind::Expr(e) => expr_names(e, f),
+        StmtKind::Block(body) | StmtKind::Tape { body, .. } => each_name(body, f),
+        StmtKind::If {
+            branches,
+            otherwise,
+        } => {
+            for (cond, then) in branches {
+                expr_names(cond, f);
+                stmt_names(then, f);
+            }
+            if let Some(o) = otherwise {
+                stmt_names(o, f);
+            }
+        }
+        StmtKind::For {
+            var,
+            from,
+            to,
+            body,
+            ..
+        } => {
+            f(var);
+            expr_names(from, f);
+            expr_names(to, f);
+            stmt_names(body, f);
+        }
+        StmtKind::While { cond, body } => {
+            expr_names(cond, f);
+            stmt_names(body, f);
+        }
+        StmtKind::Repeat { body, cond } => {
+            each_name(body, f);
+            expr_names(cond, f);
+        }
+        StmtKind::Var(decls) => decls.iter().for_each(|d| f(&d.name)),
+        StmtKind::Routine(r) => {
+            f(&r.name);
+            r.params.iter().for_each(|p| f(&p.name));
+            r.locals.iter().for_each(|d| f(&d.name));
+            each_name(&r.body, f);
+        }
+    }
+}
+
+fn expr_names<'a>(e: &'a Expr, f: &mut dyn FnMut(&'a Name)) {
+    match &e.kind {
+        ExprKind::Integer(_)
+        | ExprKind::Real(_)
+        | ExprKind::Str(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Error => {}
+        ExprKind::Name(name) => f(name),
+        ExprKind::Matrix(rows) => rows
+            .iter()
+            .flat_map(|(r, _)| r)
+            .for_each(|x| expr_names(x, f)),
+        ExprKind::Call { name, args } => {
+            f(name);
+            for arg in args {
+                expr_names(&arg.value, f);
+                arg.width
+                    .iter()
+                    .chain(&arg.decimals)
+                    .for_each(|x| expr_names(x, f));
+            }
+        }
+        ExprKind::Index { target, row, col } => {
+            for x in [target, row, col] {
+                expr_names(x, f);
+            }
+        }
+        ExprKind::Unary { operand, .. } => expr_names(operand, f),
+        ExprKind::Chain { first, rest } => {
+            expr_names(first, f);
+            rest.iter().for_each(|(_, _, x)| expr_names(x, f));
+        }
+    }
 }
