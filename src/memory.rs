@@ -26,6 +26,7 @@ fn plain(layout: Layout) -> bool {
 // alignment (`plain`), its aligned calls otherwise, and `mi_free` frees
 // blocks from both.
 unsafe impl GlobalAlloc for Mimalloc {
+    #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc` is passed on.
         unsafe {
@@ -37,6 +38,7 @@ unsafe impl GlobalAlloc for Mimalloc {
         }
     }
 
+    #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
         unsafe {
@@ -48,11 +50,13 @@ unsafe impl GlobalAlloc for Mimalloc {
         }
     }
 
+    #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         // SAFETY: `ptr` came from mimalloc.
         unsafe { mi::mi_free(ptr.cast::<c_void>()) }
     }
 
+    #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         // SAFETY: `ptr` came from mimalloc with `layout`; the new block keeps
         // the layout's alignment, by the plain resize where that gives it and

@@ -134,7 +134,10 @@ impl Tape {
         inputs: &[(Tensor, Option<NodeRef>, Span)],
         span: Span,
     ) -> Result<(Tensor, Option<NodeRef>), Refused> {
-        let values: SmallVec<[&Tensor; 2]> = inputs.iter().map(|(t, _, _)| t).collect();
+        let mut values: SmallVec<[&Tensor; 2]> = SmallVec::new();
+        for (t, _, _) in inputs {
+            values.push(t);
+        }
         let (output, kept) = if op.keeps() {
             op.forward_keeping(&values)
         } else {
