@@ -34,11 +34,18 @@ pub enum ParamKind {
     Variable,
     /// Row or column numbers, ids or targets: read, never blamed.
     Selector,
+    /// A number that is read, never blamed (`Power`'s exponent).
+    Exponent,
     /// Any number of values of any kind (`WriteLn`).
     Values,
 }
 
 impl ParamKind {
+    /// Whether blame reaches an argument of this kind, in a recorded builtin.
+    pub fn is_blamed(self) -> bool {
+        !matches!(self, ParamKind::Selector | ParamKind::Exponent)
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             ParamKind::Number => "number",
@@ -48,6 +55,7 @@ impl ParamKind {
             ParamKind::Text => "String",
             ParamKind::Variable => "variable name",
             ParamKind::Selector => "selector (whole numbers from 1; no blame)",
+            ParamKind::Exponent => "number (no blame)",
             ParamKind::Values => "any values, each with an optional :w or :w:d",
         }
     }
@@ -100,6 +108,7 @@ impl MatrixOp {
 pub enum Does {
     /// An elementwise function of a number or a matrix.
     Unary(Unary),
+    Power,
     Matrix(MatrixOp),
     Hadamard,
     /// `Row` (true) or `Col`: one row or column, recorded as a range.
@@ -125,6 +134,8 @@ pub enum Does {
     /// `Min` (true) or `Max`.
     Min(bool),
     ReadText,
+    Save,
+    Load,
     Vocab,
     Encode,
     Decode,
@@ -226,11 +237,8 @@ const SAMPLE: &str = "[[0.5, -1.2, 2.0], [1.5, 0.3, -0.7]]";
 
 const A_MATRIX: &[Param] = &[param("a", Matrix, SAMPLE)];
 const A_VALUE: &[Param] = &[param("a", NumberOrMatrix, SAMPLE)];
-const A_POSITIVE: &[Param] = &[param(
-    "a",
-    NumberOrMatrix,
-    "[[0.5, 1.2, 2.0], [1.5, 0.3, 0.7]]",
-)];
+const A_POSITIVE_SAMPLE: &str = "[[0.5, 1.2, 2.0], [1.5, 0.3, 0.7]]";
+const A_POSITIVE: &[Param] = &[param("a", NumberOrMatrix, A_POSITIVE_SAMPLE)];
 const A_SHAPE: &[Param] = &[param("rows", Integer, "2"), param("cols", Integer, "3")];
 const A_SIZE: &[Param] = &[param("n", Integer, "3")];
 const A_NUMBER: &[Param] = &[param("x", Number, "2.5")];
@@ -415,6 +423,24 @@ pub const BUILTINS: &[Builtin] = &[
         A_VALUE,
         "the size of each element (an Integer stays an Integer)",
         "Abs(-3)  { 3 }",
+    ),
+    elementwise(
+        "Sqr",
+        Unary::Sqr,
+        A_VALUE,
+        "the square of each element (an Integer stays an Integer)",
+        "Sqr(-3)  { 9 }",
+    ),
+    recorded(
+        "Power",
+        Does::Power,
+        &[
+            param("a", NumberOrMatrix, A_POSITIVE_SAMPLE),
+            param("p", Exponent, "1.5"),
+        ],
+        "a number or a matrix, and a number",
+        "each element to the power p (a Real or a matrix, even of Integers)",
+        "Power(2, 10)  { 1024.0 }",
     ),
     of_matrix(
         "LayerNorm",
@@ -661,6 +687,25 @@ pub const BUILTINS: &[Builtin] = &[
         "a file path",
         "the text of a file, from the program's folder",
         "ReadText('input.txt')",
+    ),
+    procedure(
+        "Save",
+        Does::Save,
+        &[
+            param("m", Matrix, "[[0.1, -2], [1e308, 5e-324]]"),
+            param("path", Text, "'saved.txt'"),
+        ],
+        "a matrix and a file path",
+        "writes a matrix to a text file, one row a line, every number read back to the same bits",
+        "Save(w, 'w.txt')",
+    ),
+    function(
+        "Load",
+        Does::Load,
+        &[param("path", Text, "'saved.txt'")],
+        "a file path",
+        "reads back a matrix that Save wrote (rows of numbers separated by spaces)",
+        "w := Load('w.txt')",
     ),
     function(
         "Vocab",

@@ -186,7 +186,7 @@ impl Repl {
             match self.interp.open_tape(span) {
                 Ok(()) => self.tape_started = Some(span),
                 Err(Stop::Error(d)) => self.report(&d),
-                Err(Stop::Interrupted) => {}
+                Err(Stop::Interrupted | Stop::Jump(_)) => {}
             }
             return;
         }
@@ -230,6 +230,15 @@ impl Repl {
                 .iter()
                 .map(|(n, r)| (n.clone(), (r.is_function, r.params.len())))
                 .collect(),
+            var_params: self
+                .interp
+                .routines
+                .iter()
+                .map(|(n, r)| {
+                    let by_ref = (0..r.params.len()).filter(|&i| r.params[i].by_ref);
+                    (n.clone(), by_ref.collect())
+                })
+                .collect(),
         }
     }
 
@@ -251,7 +260,8 @@ impl Repl {
             let snapshot = self.interp.snapshot();
             let outcome = self.run_statement(stmt);
             match outcome {
-                Ok(()) => {}
+                // The checker keeps `break` and `continue` inside their loops.
+                Ok(()) | Err(Stop::Jump(_)) => {}
                 Err(Stop::Error(d)) => {
                     self.interp.restore(before);
                     self.report(&d);
@@ -335,6 +345,7 @@ impl Repl {
                 self.report(&d);
             }
             Err(Stop::Interrupted) => self.interp.restore(before),
+            Err(Stop::Jump(_)) => {}
         }
     }
 

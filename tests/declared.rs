@@ -6,7 +6,7 @@
 //! argument, it prints no NaN; and `docs/BUILTINS.md` is what the
 //! declarations say.
 
-use tapec::declarations::{BUILTINS, Builtin, ParamKind, reference};
+use tapec::declarations::{BUILTINS, Builtin, reference};
 
 fn run(text: &str) -> (String, String, i32) {
     let dir = std::env::temp_dir().join(format!("tapec-declared-{}", std::process::id()));
@@ -59,7 +59,7 @@ fn every_recorded_builtin_passes_check_blame_for_each_argument() {
         };
         let mut program = format!("{setup}tape\n  y := {call};\n  {loss}\nend;\n");
         let blamed: Vec<usize> = (0..b.params.len())
-            .filter(|&i| b.params[i].kind != ParamKind::Selector)
+            .filter(|&i| b.params[i].kind.is_blamed())
             .collect();
         assert!(!blamed.is_empty(), "{} has nothing to blame", b.name);
         for i in &blamed {
@@ -92,7 +92,7 @@ fn no_recorded_builtin_lets_a_nan_out_of_an_infinite_argument() {
     let mut runs = 0;
     for b in recorded() {
         for (i, p) in b.params.iter().enumerate() {
-            if p.kind == ParamKind::Selector {
+            if !p.kind.is_blamed() {
                 continue;
             }
             for infinity in ["(1e308 * 10)", "(-1e308 * 10)"] {

@@ -21,17 +21,26 @@ pub struct Known {
     pub globals: HashSet<String>,
     /// Name to (is a function, number of parameters).
     pub routines: HashMap<String, (bool, usize)>,
+    /// Each routine's `var` parameters, by their place in its header.
+    pub var_params: HashMap<String, Vec<usize>>,
 }
 
 struct Checker<'a> {
     known: &'a Known,
     globals: HashSet<String>,
     routines: HashMap<String, (bool, usize, Span)>,
+    /// Each routine's `var` parameters, this program's and earlier ones'.
+    var_params: HashMap<String, Vec<usize>>,
     errors: Vec<Diagnostic>,
     /// The routine being checked, with its local names.
     routine: Option<(&'a Routine, HashSet<String>)>,
     in_tape: bool,
     loop_vars: Vec<String>,
+    /// Loops around the statement being checked, in its routine and tape.
+    loops: usize,
+    /// What stands between the statement and loops further out: a
+    /// `tape` or a routine's body, if any.
+    loops_beyond: Option<&'static str>,
     repl: bool,
     /// Every builtin the program calls anywhere, run or not.
     called: HashSet<Does>,
@@ -57,10 +66,13 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         known,
         globals: known.globals.clone(),
         routines: HashMap::new(),
+        var_params: known.var_params.clone(),
         errors: Vec::new(),
         routine: None,
         in_tape: false,
         loop_vars: Vec::new(),
+        loops: 0,
+        loops_beyond: None,
         repl,
         called: HashSet::new(),
     };
@@ -71,6 +83,7 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
     }
     for stmt in &program.body {
         collect_assigned(stmt, &mut c.globals, true);
+        passed_to_var_params(stmt, &c.var_params, &mut c.globals);
     }
     for stmt in &program.body {
         c.stmt(stmt, true);
@@ -114,6 +127,54 @@ fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
     }
 }
 
+/// Adds every name that `stmt` (not inside routines) passes to a `var`
+/// parameter in a call statement or an assignment's call: the routine may
+/// be what first assigns it.
+fn passed_to_var_params(
+    stmt: &Stmt,
+    var_params: &HashMap<String, Vec<usize>>,
+    names: &mut HashSet<String>,
+) {
+    let call = match &stmt.kind {
+        StmtKind::Expr(e) | StmtKind::Assign { value: e, .. } => e,
+        StmtKind::Block(body) | StmtKind::Tape { body, .. } | StmtKind::Repeat { body, .. } => {
+            body.iter()
+                .for_each(|s| passed_to_var_params(s, var_params, names));
+            return;
+        }
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
+            return passed_to_var_params(body, var_params, names);
+        }
+        StmtKind::If {
+            branches,
+            otherwise,
+        } => {
+            for s in branches.iter().map(|(_, s)| s).chain(otherwise.as_deref()) {
+                passed_to_var_params(s, var_params, names);
+            }
+            return;
+        }
+        _ => return,
+    };
+    if let ExprKind::Call { name, args } = &call.kind
+        && let Some(by_ref) = var_params.get(&name.text)
+    {
+        for &i in by_ref {
+            if let Some(Arg {
+                value:
+                    Expr {
+                        kind: ExprKind::Name(arg),
+                        ..
+                    },
+                ..
+            }) = args.get(i)
+            {
+                names.insert(arg.text.clone());
+            }
+        }
+    }
+}
+
 fn assigns(stmts: &[Stmt], name: &str) -> bool {
     let mut names = HashSet::new();
     stmts
@@ -153,6 +214,10 @@ impl<'a> Checker<'a> {
         }
         self.routines
             .insert(name.text.clone(), (r.is_function, r.params.len(), r.header));
+        let by_ref: Vec<usize> = (0..r.params.len())
+            .filter(|&i| r.params[i].by_ref)
+            .collect();
+        self.var_params.insert(name.text.clone(), by_ref);
     }
 
     fn routine_signature(&self, name: &str) -> Option<(bool, usize, Option<Span>)> {
@@ -174,6 +239,36 @@ impl<'a> Checker<'a> {
     fn stmt(&mut self, stmt: &'a Stmt, top: bool) {
         match &stmt.kind {
             StmtKind::Empty | StmtKind::Error => {}
+            StmtKind::Break | StmtKind::Continue if self.loops == 0 => {
+                let word = if matches!(stmt.kind, StmtKind::Break) {
+                    "break"
+                } else {
+                    "continue"
+                };
+                let d = Diagnostic::new(stmt.span, format!("`{word}` is not inside a loop"));
+                self.error(match self.loops_beyond {
+                    Some("tape") => d
+                        .with_label(stmt.span, "the loop around it is outside this tape")
+                        .with_hint(format!(
+                            "`{word}` may not leave a `tape ... end;` block: \
+                             put the loop inside the tape, or end the tape first"
+                        )),
+                    Some(_) => d
+                        .with_label(stmt.span, "no loop of this routine holds it")
+                        .with_hint(format!(
+                            "`{word}` acts on a loop of its own routine; to stop the caller's loop, \
+                             return a value the caller tests"
+                        )),
+                    None => d
+                        .with_label(stmt.span, "not in a `for`, `while` or `repeat`")
+                        .with_hint(if word == "break" {
+                            "`break` leaves the loop it is written in"
+                        } else {
+                            "`continue` goes on with the next turn of the loop it is written in"
+                        }),
+                });
+            }
+            StmtKind::Break | StmtKind::Continue => {}
             StmtKind::Assign { target, value } => {
                 self.expr(value);
                 self.assignment(target);
@@ -218,15 +313,21 @@ impl<'a> Checker<'a> {
                 self.expr(to);
                 self.assignment(var);
                 self.loop_vars.push(var.text.clone());
+                self.loops += 1;
                 self.stmt(body, false);
+                self.loops -= 1;
                 self.loop_vars.pop();
             }
             StmtKind::While { cond, body } => {
                 self.expr(cond);
+                self.loops += 1;
                 self.stmt(body, false);
+                self.loops -= 1;
             }
             StmtKind::Repeat { body, cond } => {
+                self.loops += 1;
                 body.iter().for_each(|s| self.stmt(s, false));
+                self.loops -= 1;
                 self.expr(cond);
             }
             StmtKind::Tape { body, .. } => {
@@ -234,7 +335,9 @@ impl<'a> Checker<'a> {
                     self.error(nested_tape(tape_keyword(stmt.span)));
                 }
                 let was = std::mem::replace(&mut self.in_tape, true);
+                let loops = self.hide_loops("tape");
                 body.iter().for_each(|s| self.stmt(s, false));
+                (self.loops, self.loops_beyond) = loops;
                 self.in_tape = was;
             }
             StmtKind::Var(decls) => {
@@ -263,6 +366,20 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Starts a part (a tape, a routine's body) that `break` and `continue`
+    /// may not leave; gives back what to restore at its end.
+    fn hide_loops(&mut self, part: &'static str) -> (usize, Option<&'static str>) {
+        let beyond = if self.loops > 0 || part == "routine" {
+            Some(part)
+        } else {
+            self.loops_beyond
+        };
+        (
+            std::mem::replace(&mut self.loops, 0),
+            std::mem::replace(&mut self.loops_beyond, beyond),
+        )
+    }
+
     fn routine_body(&mut self, r: &'a Routine) {
         let mut locals: HashSet<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
         locals.extend(r.locals.iter().map(|d| d.name.text.clone()));
@@ -287,9 +404,11 @@ impl<'a> Checker<'a> {
             }
         }
         let saved_tape = std::mem::replace(&mut self.in_tape, false);
+        let loops = self.hide_loops("routine");
         self.routine = Some((r, locals));
         r.body.iter().for_each(|s| self.stmt(s, false));
         self.routine = None;
+        (self.loops, self.loops_beyond) = loops;
         self.in_tape = saved_tape;
     }
 
@@ -417,6 +536,7 @@ impl<'a> Checker<'a> {
                 }
                 self.error(d);
             }
+            self.var_arguments(name, args);
             return Some(is_function);
         }
         let candidates = declarations::BUILTINS
@@ -427,6 +547,61 @@ impl<'a> Checker<'a> {
         let d = unknown_routine(name, candidates);
         self.error(d);
         None
+    }
+
+    /// The arguments for `var` parameters: each a plain variable's name, not
+    /// a `for` counter, and no variable passed to two of them.
+    fn var_arguments(&mut self, routine: &Name, args: &[Arg]) {
+        let Some(by_ref) = self.var_params.get(&routine.text).cloned() else {
+            return;
+        };
+        let mut passed: Vec<&Name> = Vec::new();
+        for i in by_ref {
+            let Some(arg) = args.get(i) else { continue };
+            let ExprKind::Name(name) = &arg.value.kind else {
+                self.error(
+                    Diagnostic::new(
+                        arg.value.span,
+                        format!(
+                            "argument {} of `{}` is a `var` parameter, so it must be a variable's name",
+                            i + 1,
+                            routine.text
+                        ),
+                    )
+                    .with_label(arg.value.span, "not a variable")
+                    .with_hint("assign the value to a variable first, and pass the variable"),
+                );
+                continue;
+            };
+            if self.loop_vars.contains(&name.text) {
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!(
+                            "the `for` counter `{}` cannot be passed to a `var` parameter",
+                            name.text
+                        ),
+                    )
+                    .with_label(name.span, "the routine could change the counter")
+                    .with_hint("copy the counter to another variable and pass that"),
+                );
+            }
+            if let Some(first) = passed.iter().find(|p| p.text == name.text) {
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!(
+                            "`{}` is passed to two `var` parameters of one call",
+                            name.text
+                        ),
+                    )
+                    .with_label(first.span, "passed here")
+                    .with_label(name.span, "and again here")
+                    .with_hint("each `var` parameter must name a different variable"),
+                );
+            }
+            passed.push(name);
+        }
     }
 
     fn name_read(&mut self, name: &Name) {

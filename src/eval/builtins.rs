@@ -250,8 +250,36 @@ impl Interpreter {
                             .with_label(s(0), "this value"),
                         ),
                     },
+                    Value::Int(n, _) if u == Unary::Sqr => match n.checked_mul(*n) {
+                        Some(n) => Ok(Some(self.exact(n, Op::Unary(u), &[(v(0), s(0))], span))),
+                        None => fail(
+                            Diagnostic::new(
+                                span,
+                                format!("integer overflow: Sqr({n}) does not fit in 64 bits"),
+                            )
+                            .with_label(s(0), "this value")
+                            .with_hint("write `Sqr(1.0 * x)` for a Real square"),
+                        ),
+                    },
                     Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
                         self.apply(Op::Unary(u), &[(v(0), s(0))], span).map(Some)
+                    }
+                    other => fail(kind_error(b, 0, other, s(0))),
+                };
+            }
+            Does::Power => {
+                let p = match v(1) {
+                    Value::Int(n, _) => *n as f64,
+                    Value::Real(x, _) => *x,
+                    other => return fail(kind_error(b, 1, other, s(1))),
+                };
+                return match v(0) {
+                    Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
+                        let a = match v(0) {
+                            Value::Int(n, tag) => Value::Real(*n as f64, *tag),
+                            other => other.clone(),
+                        };
+                        self.apply(Op::Power(p), &[(&a, s(0))], span).map(Some)
                     }
                     other => fail(kind_error(b, 0, other, s(0))),
                 };
@@ -498,6 +526,73 @@ impl Interpreter {
                     Value::Real(if min { a.min(c) } else { a.max(c) }, None)
                 }
             },
+            Does::Save => {
+                let m = self.matrix(b, &vals, 0)?;
+                let path = self.string(b, &vals, 1)?;
+                let full = self.base_dir.join(&*path);
+                if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
+                    return fail(
+                        about_path(
+                            s(1),
+                            format!(
+                                "cannot write `{}`: {}",
+                                full.display(),
+                                crate::diagnostic::io_write_reason(&e)
+                            ),
+                        )
+                        .with_hint("a path is relative to the program file's folder"),
+                    );
+                }
+                return Ok(None);
+            }
+            Does::Load => {
+                let path = self.string(b, &vals, 0)?;
+                let full = self.base_dir.join(&*path);
+                let text = match std::fs::read(&full) {
+                    Ok(bytes) if bytes.len() > MAX_STRING => {
+                        return fail(about_path(
+                            s(0),
+                            format!(
+                                "`{path}` is too large to load: it holds more than {MAX_STRING} bytes"
+                            ),
+                        ));
+                    }
+                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+                    Err(e) => {
+                        return fail(
+                            about_path(
+                                s(0),
+                                format!(
+                                    "cannot read `{}`: {}",
+                                    full.display(),
+                                    crate::diagnostic::io_reason(&e)
+                                ),
+                            )
+                            .with_hint("a path is relative to the program file's folder"),
+                        );
+                    }
+                };
+                match super::files::parse_matrix(&text) {
+                    Ok((rows, cols, values)) => {
+                        self.check_size(rows, cols, span)?;
+                        let m = Array2::from_shape_vec((rows, cols), values)
+                            .expect("rows × cols numbers");
+                        Value::Matrix(Rc::new(m), None)
+                    }
+                    Err(refused) => {
+                        return fail(
+                            about_path(
+                                s(0),
+                                format!(
+                                    "`{path}` is not a matrix: line {}, column {}: {}",
+                                    refused.line, refused.column, refused.why
+                                ),
+                            )
+                            .with_hint("Load reads rows of numbers separated by spaces, as Save writes them"),
+                        );
+                    }
+                }
+            }
             Does::ReadText => {
                 let path = self.string(b, &vals, 0)?;
                 let full = self.base_dir.join(&*path);

@@ -49,6 +49,9 @@ pub enum Stop {
     Error(Box<Diagnostic>),
     /// Ctrl-C.
     Interrupted,
+    /// `break` (true) or `continue`, on its way to its loop. The checker
+    /// proves that a loop of the same routine and the same tape catches it.
+    Jump(bool),
 }
 
 impl From<Diagnostic> for Stop {
@@ -81,6 +84,32 @@ pub fn check_string(bytes: usize, span: Span) -> Flow<()> {
 struct Frame {
     routine: Rc<Routine>,
     locals: HashMap<String, Slot>,
+    /// The `var` parameters: each names a variable of the caller's.
+    refs: Vec<VarParam>,
+}
+
+/// A `var` parameter: its name, its annotation, and the variable it names.
+struct VarParam {
+    name: String,
+    declared: Option<TypeName>,
+    place: Place,
+}
+
+/// Where a variable lives: a global (by its number), or a local of the
+/// frame at that depth. A `var` parameter passed on names the first
+/// variable, so a place is never another parameter.
+#[derive(Clone)]
+enum Place {
+    Global(u32, String),
+    Local(usize, String),
+}
+
+impl Place {
+    fn name(&self) -> &str {
+        match self {
+            Place::Global(_, name) | Place::Local(_, name) => name,
+        }
+    }
 }
 
 /// The last assignment the tape block itself made: the tape's result.
@@ -268,6 +297,8 @@ impl Interpreter {
     pub fn exec(&mut self, stmt: &Stmt) -> Flow<()> {
         match &stmt.kind {
             StmtKind::Empty | StmtKind::Routine(_) | StmtKind::Error => Ok(()),
+            StmtKind::Break => Err(Stop::Jump(true)),
+            StmtKind::Continue => Err(Stop::Jump(false)),
             StmtKind::Assign { target, value } => self.simple_statement(stmt.span, |me| {
                 let v = me.eval(value)?;
                 me.assign_statement(target, v, stmt.span)
@@ -309,8 +340,7 @@ impl Interpreter {
                 while (!*down && i <= last) || (*down && i >= last) {
                     self.tick(var.span)?;
                     self.assign(var, Value::int(i))?;
-                    self.exec(body)?;
-                    if i == last {
+                    if left_loop(self.exec(body))? || i == last {
                         break;
                     }
                     i = if *down { i - 1 } else { i + 1 };
@@ -320,13 +350,17 @@ impl Interpreter {
             StmtKind::While { cond, body } => {
                 while self.eval_condition(cond, "while")? {
                     self.tick(cond.span)?;
-                    self.exec(body)?;
+                    if left_loop(self.exec(body))? {
+                        break;
+                    }
                 }
                 Ok(())
             }
             StmtKind::Repeat { body, cond } => loop {
                 self.tick(cond.span)?;
-                self.exec_block(body)?;
+                if left_loop(self.exec_block(body))? {
+                    return Ok(());
+                }
                 if self.eval_condition(cond, "until")? {
                     return Ok(());
                 }
@@ -524,7 +558,11 @@ impl Interpreter {
                 fail(Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
                     .with_label(span, format!("this {name} gives NaN"))
                     .with_label(self.current_stmt, "in this statement")
-                    .with_hint("NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"))
+                    .with_hint(if name == "Power" {
+                        "a negative number to a power that is not a whole number has no real value"
+                    } else {
+                        "NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"
+                    }))
             }
         }
     }
@@ -563,7 +601,7 @@ impl Interpreter {
     pub fn is_variable(&self, name: &str) -> bool {
         self.frames
             .last()
-            .is_some_and(|f| f.locals.contains_key(name))
+            .is_some_and(|f| f.locals.contains_key(name) || f.refs.iter().any(|r| r.name == name))
             || self.globals.contains_key(name)
     }
 
@@ -584,6 +622,7 @@ impl Interpreter {
         let mut names: Vec<&str> = self.globals.keys().map(String::as_str).collect();
         if let Some(frame) = self.frames.last() {
             names.extend(frame.locals.keys().map(String::as_str));
+            names.extend(frame.refs.iter().map(|r| r.name.as_str()));
         }
         names
     }
@@ -597,9 +636,75 @@ impl Interpreter {
 
     /// Reads a variable, or `None` if there is none of that name in sight.
     fn try_read_variable(&mut self, name: &Name) -> Option<Flow<Value>> {
+        if let Some(at) = var_param_of(&self.frames, &name.text) {
+            let shown = self.frames[self.frames.len() - 1].refs[at]
+                .place
+                .name()
+                .to_string();
+            let tape = &mut self.tape;
+            let Some(slot) = place_slot(&mut self.frames, &mut self.globals, at) else {
+                return Some(fail(
+                    Diagnostic::new(
+                        name.span,
+                        format!(
+                            "`{}` names the caller's `{shown}`, which has no value yet",
+                            name.text
+                        ),
+                    )
+                    .with_label(name.span, "read before anything was assigned to it")
+                    .with_hint(format!(
+                        "assign `{}` before reading it, or give `{shown}` a value before the call",
+                        name.text
+                    )),
+                ));
+            };
+            return Some(read_slot(slot, tape, name, &shown));
+        }
         let tape = &mut self.tape;
         let slot = slot_in(&mut self.frames, &mut self.globals, &self.resolution, name)?;
-        Some(read_slot(slot, tape, name))
+        Some(read_slot(slot, tape, name, &name.text))
+    }
+
+    /// The name a variable is shown under on the tape: for a `var`
+    /// parameter, the caller's variable's.
+    fn shown_name(&self, name: &Name) -> String {
+        match var_param_of(&self.frames, &name.text) {
+            Some(at) => self.frames[self.frames.len() - 1].refs[at]
+                .place
+                .name()
+                .to_string(),
+            None => name.text.clone(),
+        }
+    }
+
+    /// Assigns the variable the running routine's `var` parameter `at`
+    /// names, by the parameter's annotation and the variable's own.
+    fn assign_through(&mut self, at: usize, target: &Name, v: Value) -> Flow<()> {
+        let r = &self.frames[self.frames.len() - 1].refs[at];
+        let v = check_declared(r.declared, v, target)?;
+        match r.place.clone() {
+            Place::Global(n, name) => match self.globals.at_mut(n) {
+                Some(slot) => slot.value = Some(check_declared(slot.declared, v, target)?),
+                None => {
+                    let slot = Slot {
+                        value: Some(v),
+                        declared: None,
+                    };
+                    self.globals.get_or_insert(&name, n, slot);
+                }
+            },
+            Place::Local(depth, name) => match self.frames[depth].locals.get_mut(&name) {
+                Some(slot) => slot.value = Some(check_declared(slot.declared, v, target)?),
+                None => {
+                    let slot = Slot {
+                        value: Some(v),
+                        declared: None,
+                    };
+                    self.frames[depth].locals.insert(name, slot);
+                }
+            },
+        }
+        Ok(())
     }
 
     pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
@@ -617,7 +722,8 @@ impl Interpreter {
                 let node = self.node_of(&v, span);
                 let record = &mut self.tape.records[node as usize];
                 if record.name.is_none() {
-                    record.name = Some(target.text.clone());
+                    let shown = self.shown_name(target);
+                    self.tape.records[node as usize].name = Some(shown);
                 }
                 v = retag(v, Some(self.tape.node(node)));
             }
@@ -634,6 +740,9 @@ impl Interpreter {
 
     /// Stores a value in a variable, by the scope rules of routines.
     pub fn assign(&mut self, target: &Name, v: Value) -> Flow<()> {
+        if let Some(at) = var_param_of(&self.frames, &target.text) {
+            return self.assign_through(at, target, v);
+        }
         let name = &target.text;
         let routine = self.frames.last().map(|f| f.routine.clone());
         let slot = match self.frames.last_mut() {
@@ -1146,6 +1255,51 @@ impl Interpreter {
         fail(errors::unknown_routine(name, candidates))
     }
 
+    /// The argument `arg` of the `var` parameter `param`: the variable it
+    /// names, checked against the parameter's annotation if it has a value.
+    fn var_param(&mut self, routine: &Routine, param: &Param, arg: &Arg) -> Flow<VarParam> {
+        let ExprKind::Name(name) = &arg.value.kind else {
+            return fail(
+                Diagnostic::new(
+                    arg.value.span,
+                    format!(
+                        "`{}` of `{}` is a `var` parameter, so its argument must be a variable's name",
+                        param.name.text, routine.name.text
+                    ),
+                )
+                .with_label(arg.value.span, "not a variable"),
+            );
+        };
+        let declared = param.ty.map(|(t, _)| t);
+        let place = self.place_of(name);
+        if let Some(v) = self.slot_mut(name).and_then(|slot| slot.value.clone()) {
+            check_declared(declared, v, &Name::new(param.name.text.clone(), name.span))?;
+        }
+        Ok(VarParam {
+            name: param.name.text.clone(),
+            declared,
+            place,
+        })
+    }
+
+    /// Where the variable `name` of the running code lives, or will live
+    /// once assigned.
+    fn place_of(&mut self, name: &Name) -> Place {
+        let depth = self.frames.len();
+        if let Some(frame) = self.frames.last() {
+            if frame.locals.contains_key(&name.text) {
+                return Place::Local(depth - 1, name.text.clone());
+            }
+            if let Some(r) = frame.refs.iter().find(|r| r.name == name.text) {
+                return r.place.clone();
+            }
+            if !self.globals.contains_key(&name.text) {
+                return Place::Local(depth - 1, name.text.clone());
+            }
+        }
+        Place::Global(self.global_number(name), name.text.clone())
+    }
+
     fn call_routine(
         &mut self,
         routine: &Rc<Routine>,
@@ -1178,7 +1332,12 @@ impl Interpreter {
         }
         self.tick(span)?;
         let mut locals = HashMap::default();
+        let mut refs = Vec::new();
         for (param, arg) in routine.params.iter().zip(args) {
+            if param.by_ref {
+                refs.push(self.var_param(routine, param, arg)?);
+                continue;
+            }
             let v = self.eval(&arg.value)?;
             let declared = param.ty.map(|(t, _)| t);
             let v = check_declared(
@@ -1212,6 +1371,7 @@ impl Interpreter {
         self.frames.push(Frame {
             routine: routine.clone(),
             locals,
+            refs,
         });
         let saved_stmt = self.current_stmt;
         let outcome = self.exec_block(&routine.body);
@@ -1298,6 +1458,40 @@ impl Interpreter {
     }
 }
 
+/// Which `var` parameter of the running routine `text` names, if any.
+#[inline(always)]
+fn var_param_of(frames: &[Frame], text: &str) -> Option<usize> {
+    let frame = frames.last()?;
+    if frame.refs.is_empty() {
+        return None;
+    }
+    frame.refs.iter().position(|r| r.name == text)
+}
+
+/// The variable the running routine's `var` parameter `at` names, if it
+/// exists yet.
+fn place_slot<'a>(
+    frames: &'a mut [Frame],
+    globals: &'a mut Globals,
+    at: usize,
+) -> Option<&'a mut Slot> {
+    let (callers, running) = frames.split_at_mut(frames.len() - 1);
+    match &running[0].refs[at].place {
+        Place::Global(n, _) => globals.at_mut(*n),
+        Place::Local(depth, name) => callers[*depth].locals.get_mut(name.as_str()),
+    }
+}
+
+/// What a loop's body did: `true` if it ran `break`; `continue` and a
+/// body that ran to its end go on with the next turn.
+fn left_loop(done: Flow<()>) -> Flow<bool> {
+    match done {
+        Ok(()) | Err(Stop::Jump(false)) => Ok(false),
+        Err(Stop::Jump(true)) => Ok(true),
+        Err(other) => Err(other),
+    }
+}
+
 /// The variable `name` in the innermost routine's frame, else a global.
 #[inline(always)]
 fn slot_in<'a>(
@@ -1306,6 +1500,9 @@ fn slot_in<'a>(
     resolution: &Resolution,
     name: &Name,
 ) -> Option<&'a mut Slot> {
+    if let Some(at) = var_param_of(frames, &name.text) {
+        return place_slot(frames, globals, at);
+    }
     if let Some(frame) = frames.last_mut()
         && let Some(slot) = frame.locals.get_mut(name.text.as_str())
     {
@@ -1316,7 +1513,7 @@ fn slot_in<'a>(
 
 /// A variable's value; the first read inside an open tape records it as a
 /// leaf and tags the variable's value with that record.
-fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name) -> Flow<Value> {
+fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &str) -> Flow<Value> {
     let tape_open = tape.open;
     let tape_id = tape.id;
     let Some(value) = &slot.value else {
@@ -1338,7 +1535,7 @@ fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name) -> Flow<Value> {
     // First read inside the tape: the variable's value becomes a leaf.
     let value = value.clone();
     let node = tape.push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
-    tape.records[node as usize].name = Some(name.text.clone());
+    tape.records[node as usize].name = Some(shown.to_string());
     let tagged = retag(value, Some(tape.node(node)));
     slot.value = Some(tagged.clone());
     Ok(tagged)

@@ -1,6 +1,7 @@
 //! The evaluation side: values, scopes, statements and the builtins.
 
 pub mod builtins;
+pub mod files;
 pub mod format;
 pub mod globals;
 pub mod interp;

@@ -535,15 +535,20 @@ where
         })
         .boxed();
 
-    let param_group = ident
-        .separated_by(just(Token::Comma))
-        .at_least(1)
-        .collect::<Vec<_>>()
+    let param_group = just(Token::Var)
+        .or_not()
+        .map(|var| var.is_some())
+        .then(
+            ident
+                .separated_by(just(Token::Comma))
+                .at_least(1)
+                .collect::<Vec<_>>(),
+        )
         .then(just(Token::Colon).ignore_then(type_name).or_not())
-        .map(|(names, ty)| {
+        .map(|((by_ref, names), ty)| {
             names
                 .into_iter()
-                .map(|name| Param { name, ty })
+                .map(|name| Param { name, ty, by_ref })
                 .collect::<Vec<_>>()
         });
     let params = param_group
@@ -762,9 +767,12 @@ where
             });
 
         let empty = statement_end.clone().to(StmtKind::Empty);
+        let jump = just(Token::Break)
+            .to(StmtKind::Break)
+            .or(just(Token::Continue).to(StmtKind::Continue));
 
         choice((
-            begin, tape, if_, for_, while_, repeat, routine, var, simple, empty,
+            begin, tape, if_, for_, while_, repeat, routine, var, jump, simple, empty,
         ))
         .map_with(move |kind, e| Stmt {
             kind,

@@ -181,6 +181,8 @@ pub struct VarDecl {
 pub struct Param {
     pub name: Name,
     pub ty: Option<(TypeName, Span)>,
+    /// A `var` parameter: it names the caller's variable.
+    pub by_ref: bool,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -244,6 +246,10 @@ pub enum StmtKind {
     },
     Var(Vec<VarDecl>),
     Routine(Rc<Routine>),
+    /// Leaves the innermost loop.
+    Break,
+    /// Goes on with the innermost loop's next turn.
+    Continue,
     Error,
 }
 
@@ -264,7 +270,7 @@ pub fn each_name<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Name)) {
 
 fn stmt_names<'a>(stmt: &'a Stmt, f: &mut dyn FnMut(&'a Name)) {
     match &stmt.kind {
-        StmtKind::Empty | StmtKind::Error => {}
+        StmtKind::Empty | StmtKind::Error | StmtKind::Break | StmtKind::Continue => {}
         StmtKind::Assign { target, value } => {
             f(target);
             expr_names(value, f);

@@ -17,6 +17,7 @@ pub enum Unary {
     ReLU,
     Sigmoid,
     Abs,
+    Sqr,
 }
 
 impl Unary {
@@ -29,6 +30,7 @@ impl Unary {
             Unary::ReLU => "ReLU",
             Unary::Sigmoid => "Sigmoid",
             Unary::Abs => "Abs",
+            Unary::Sqr => "Sqr",
         }
     }
 
@@ -47,6 +49,7 @@ impl Unary {
             }
             Unary::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             Unary::Abs => x.abs(),
+            Unary::Sqr => x * x,
         }
     }
 
@@ -54,7 +57,7 @@ impl Unary {
     /// gives it, and the per-link rule does not read the input at all (one
     /// pass over memory fewer).
     pub(super) fn slope_reads_input(self) -> bool {
-        matches!(self, Unary::Log | Unary::ReLU | Unary::Abs)
+        matches!(self, Unary::Log | Unary::ReLU | Unary::Abs | Unary::Sqr)
     }
 
     /// d output / d input, from the input `x` and the output `y`.
@@ -82,6 +85,7 @@ impl Unary {
                     0.0
                 }
             }
+            Unary::Sqr => 2.0 * x,
         }
     }
 }
@@ -118,7 +122,8 @@ pub(super) fn rule(u: Unary, input: &Tensor, output: &Tensor, blame: &Tensor) ->
                     Sqrt,
                     ReLU,
                     Sigmoid,
-                    Abs
+                    Abs,
+                    Sqr
                 },
                 |u| if u.slope_reads_input() {
                     times_slope(&g, &x, &y, |x, y| u.slope(x, y))
@@ -172,4 +177,23 @@ fn times_slope_of_output(
     let mut d = g.to_owned();
     Zip::from(&mut d).and(y).for_each(|d, &y| *d *= slope(y));
     d
+}
+
+/// `Power(a, p)`: each element to the power `p` (IEEE `pow`).
+pub(super) fn power_forward(p: f64, a: &Tensor) -> Tensor {
+    map(a, |x| x.powf(p))
+}
+
+/// The blame of `a` is the blame times `p · a^(p-1)`, exactly 0 for `p = 0`
+/// (where `0 · a^-1` would make a NaN at `a = 0`).
+pub(super) fn power_rule(p: f64, input: &Tensor, blame: &Tensor) -> Blames {
+    let slope = |x: f64| if p == 0.0 { 0.0 } else { p * x.powf(p - 1.0) };
+    let out = match input {
+        Tensor::Scalar(x) => Tensor::Scalar(blame.view()[(0, 0)] * slope(*x)),
+        _ => {
+            let x = input.view();
+            Tensor::matrix(times_slope(&blame.view(), &x, &x, |x, _| slope(x)))
+        }
+    };
+    smallvec![Some(out)]
 }

@@ -1,0 +1,202 @@
+//! `Save` and `Load`: a matrix as text, one row a line, each number in the
+//! shortest decimal that reads back to the same bits.
+
+use std::io::Write;
+use std::path::Path;
+
+use ndarray::Array2;
+
+/// The text `Save` writes: each number as Rust's `{:?}` spells an f64
+/// (`0.1`, `1e308`, `-0.0`, `inf`), one space between numbers, a newline
+/// after each row.
+pub fn matrix_text(m: &Array2<f64>) -> String {
+    let mut text = String::new();
+    for row in m.rows() {
+        for (j, x) in row.iter().enumerate() {
+            if j > 0 {
+                text.push(' ');
+            }
+            text.push_str(&format!("{x:?}"));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+/// Writes `text` to `path` whole or not at all: to a temporary file beside
+/// it, then renamed over it.
+pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temporary = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    let written = std::fs::File::create(&temporary).and_then(|mut file| {
+        file.write_all(text.as_bytes())?;
+        file.sync_all()
+    });
+    let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
+    if renamed.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    renamed
+}
+
+/// A place in a file `Load` refuses, and why.
+#[derive(Debug, PartialEq)]
+pub struct Refusal {
+    pub line: usize,
+    /// From 1, in characters.
+    pub column: usize,
+    pub why: String,
+}
+
+/// A number as `Load` reads it: what `StrToFloat` takes, and `inf`, `-inf`.
+fn number(token: &str) -> Option<f64> {
+    if matches!(token, "inf" | "+inf" | "-inf") {
+        return token.parse().ok();
+    }
+    let plain = token
+        .bytes()
+        .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
+    token.parse().ok().filter(|x: &f64| plain && !x.is_nan())
+}
+
+/// Reads what [`matrix_text`] writes (or any rows of numbers separated by
+/// spaces or tabs): the shape and the numbers row by row.
+pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
+    let mut values = Vec::new();
+    let mut cols: Option<usize> = None;
+    let mut rows = 0;
+    let mut blank: Option<usize> = None;
+    for (i, line) in text.split('\n').enumerate() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        let number_of_line = i + 1;
+        let tokens: Vec<(usize, &str)> = tokens(line);
+        if tokens.is_empty() {
+            blank.get_or_insert(number_of_line);
+            continue;
+        }
+        if let Some(at) = blank.filter(|_| rows > 0) {
+            return Err(Refusal {
+                line: at,
+                column: 1,
+                why: "a blank line between rows".to_string(),
+            });
+        }
+        blank = None;
+        for (k, &(column, token)) in tokens.iter().enumerate() {
+            if cols.is_some_and(|n| k == n) {
+                return Err(Refusal {
+                    line: number_of_line,
+                    column,
+                    why: format!(
+                        "row {} has more numbers than the {} of row 1",
+                        rows + 1,
+                        cols.unwrap_or_default()
+                    ),
+                });
+            }
+            match number(token) {
+                Some(x) => values.push(x),
+                None => {
+                    return Err(Refusal {
+                        line: number_of_line,
+                        column,
+                        why: format!("`{token}` is not a number"),
+                    });
+                }
+            }
+        }
+        match cols {
+            Some(n) if tokens.len() < n => {
+                return Err(Refusal {
+                    line: number_of_line,
+                    column: line.chars().count() + 1,
+                    why: format!(
+                        "row {} has {} numbers, row 1 has {n}",
+                        rows + 1,
+                        tokens.len()
+                    ),
+                });
+            }
+            Some(_) => {}
+            None => cols = Some(tokens.len()),
+        }
+        rows += 1;
+    }
+    match cols {
+        Some(cols) => Ok((rows, cols, values)),
+        None => Err(Refusal {
+            line: 1,
+            column: 1,
+            why: "the file holds no numbers".to_string(),
+        }),
+    }
+}
+
+/// The words of a line, each with its column (from 1, in characters).
+fn tokens(line: &str) -> Vec<(usize, &str)> {
+    let mut found = Vec::new();
+    let mut start: Option<(usize, usize)> = None;
+    for (column, (at, c)) in line.char_indices().enumerate() {
+        let space = c == ' ' || c == '\t';
+        match (start, space) {
+            (None, false) => start = Some((column + 1, at)),
+            (Some((col, from)), true) => {
+                found.push((col, &line[from..at]));
+                start = None;
+            }
+            _ => {}
+        }
+    }
+    if let Some((col, from)) = start {
+        found.push((col, &line[from..]));
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_save_writes_load_reads_back_bit_for_bit() {
+        let values = vec![
+            0.1,
+            -0.0,
+            1e308,
+            5e-324,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            1.0 / 3.0,
+            -2.5e-17,
+            123456789.0,
+        ];
+        let m = Array2::from_shape_vec((3, 3), values.clone()).unwrap();
+        let text = matrix_text(&m);
+        assert_eq!(text.lines().next(), Some("0.1 -0.0 1e308"));
+        let (rows, cols, back) = parse_matrix(&text).unwrap();
+        assert_eq!((rows, cols), (3, 3));
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&back), bits(&values));
+    }
+
+    #[test]
+    fn load_takes_tabs_and_crlf_and_refuses_what_is_not_a_matrix() {
+        assert_eq!(
+            parse_matrix("1\t2\r\n3  4\r\n\n").unwrap(),
+            (2, 2, vec![1.0, 2.0, 3.0, 4.0])
+        );
+        let refused = |text: &str| parse_matrix(text).unwrap_err();
+        assert_eq!(refused("1 2\n\n3 4\n").line, 2);
+        assert_eq!(refused("").why, "the file holds no numbers");
+        let extra = refused("1 2\n3 4 5\n");
+        assert_eq!((extra.line, extra.column), (2, 5));
+        let short = refused("1 2\n3\n");
+        assert_eq!((short.line, short.column), (2, 2));
+        let word = refused("1 x\n");
+        assert_eq!(
+            (word.line, word.column, word.why.as_str()),
+            (1, 3, "`x` is not a number")
+        );
+        assert_eq!(refused("NaN\n").why, "`NaN` is not a number");
+    }
+}
