@@ -143,6 +143,7 @@ impl Interpreter {
             }
             Does::Nudge => {
                 let (name, v, node) = self.variable_on_tape("Nudge", &args[0])?;
+                self.remember_nudge(&name, span);
                 let rate = self.eval(&args[1].value)?;
                 let Some(rate) = rate.as_number() else {
                     return fail(kind_error(b, 1, &rate, args[1].value.span));
@@ -920,18 +921,28 @@ impl Interpreter {
                 );
             }
             if *x < 1.0 || *x > count as f64 {
-                return fail(
-                    Diagnostic::new(
-                        span,
-                        format!(
-                            "{}: element {} is {}, but the {of} has {count} {what}s",
-                            b.name,
-                            k + 1,
-                            format::real(*x, 0)
-                        ),
-                    )
-                    .with_label(span, format!("each must be from 1 to {count}")),
-                );
+                let have = if of.ends_with('s') { "have" } else { "has" };
+                let whats = if count == 1 {
+                    what.to_string()
+                } else {
+                    format!("{what}s")
+                };
+                let mut d = Diagnostic::new(
+                    span,
+                    format!(
+                        "{}: element {} is {}, but the {of} {have} {count} {whats}",
+                        b.name,
+                        k + 1,
+                        format::real(*x, 0)
+                    ),
+                )
+                .with_label(span, format!("each must be from 1 to {count}"));
+                if *x == 0.0 {
+                    d = d.with_hint(format!(
+                        "{what}s count from 1: the first {what} is 1, not 0 (add 1 to targets that count from 0)"
+                    ));
+                }
+                return fail(d);
             }
             out.push(*x as usize - 1);
         }

@@ -135,6 +135,9 @@ pub struct Interpreter {
     pub warnings: Vec<Diagnostic>,
     /// The places already warned about: a tape in a loop warns once.
     warned: HashSet<Span>,
+    /// Each variable `Nudge` changed, with the tape's id and the call: a
+    /// second `Nudge` after one tape is told about the first.
+    nudged: HashMap<String, (u32, Span)>,
     /// `ParamStr(0)`, `ParamStr(1)`, ...
     pub params: Vec<String>,
     /// Where `ReadText` and `Plot` paths start from.
@@ -189,6 +192,7 @@ impl Interpreter {
         Interpreter {
             warnings: Vec::new(),
             warned: HashSet::new(),
+            nudged: HashMap::default(),
             globals: Globals::default(),
             resolution: Resolution::default(),
             frames: Vec::new(),
@@ -1377,7 +1381,7 @@ impl Interpreter {
         let outcome = self.exec_block(&routine.body);
         self.current_stmt = saved_stmt;
         let frame = self.frames.pop().expect("pushed above");
-        outcome?;
+        outcome.map_err(|stop| with_call(stop, &routine.name.text, span))?;
         if !routine.is_function {
             return Ok(None);
         }
@@ -1424,6 +1428,22 @@ impl Interpreter {
         match self.tape.find(v.tag()) {
             Some(node) if self.tape.result.is_some() => Ok((name.clone(), v, node)),
             _ => {
+                if v.tag().is_none()
+                    && let Some(&(tape, first)) = self.nudged.get(&self.shown_name(name))
+                    && tape == self.tape.id
+                {
+                    return fail(
+                        Diagnostic::new(
+                            name.span,
+                            format!("`{}` was already nudged after the last tape", name.text),
+                        )
+                        .with_label(first, format!("this `Nudge` gave `{}` a new value", name.text))
+                        .with_label(name.span, "its blame belongs to the value it had on the tape")
+                        .with_hint(
+                            "nudge each variable once after each tape; for a bigger step, use a larger rate",
+                        ),
+                    );
+                }
                 let why = match v {
                     Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
                         "its value was not made or read on the last tape, or it was assigned again after it"
@@ -1450,12 +1470,44 @@ impl Interpreter {
         self.slot_mut(name).and_then(|slot| slot.declared)
     }
 
+    /// Remembers that the `Nudge` at `span` changed `name`.
+    pub fn remember_nudge(&mut self, name: &Name, span: Span) {
+        let shown = self.shown_name(name);
+        self.nudged.insert(shown, (self.tape.id, span));
+    }
+
     /// Sets a variable wherever it lives (used by `Nudge`).
     pub fn overwrite(&mut self, name: &Name, v: Value) {
         if let Some(slot) = self.slot_mut(name) {
             slot.value = Some(v);
         }
     }
+}
+
+/// What a traceback says of each call an error passed through.
+const CALLED: &str = "in this call of";
+
+/// An error on its way out of a call of `routine` at `span`: it names the
+/// call, for the three innermost calls of a chain (in the same text).
+fn with_call(stop: Stop, routine: &str, span: Span) -> Stop {
+    let Stop::Error(mut d) = stop else {
+        return stop;
+    };
+    let calls = d
+        .labels
+        .iter()
+        .filter(|(_, t)| t.starts_with(CALLED))
+        .count();
+    let seen = d.labels.iter().any(|(s, _)| *s == span) || d.span == span;
+    if span.source == d.span.source && !seen {
+        if calls < 3 {
+            d.labels.push((span, format!("{CALLED} `{routine}`")));
+        } else if !d.notes.iter().any(|n| n.starts_with("called from")) {
+            d.notes
+                .push("called from further calls, not shown".to_string());
+        }
+    }
+    Stop::Error(d)
 }
 
 /// Which `var` parameter of the running routine `text` names, if any.

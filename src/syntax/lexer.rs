@@ -290,7 +290,11 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
                 format!("unexpected character `{}`", ch.escape_debug()),
             )
             .with_label(span, "not part of any token");
-            if ch.is_alphabetic() {
+            if ch == '^' {
+                d = Diagnostic::new(span, "there is no power operator")
+                    .with_label(span, "not an operator here")
+                    .with_hint("write `Sqr(x)` for x², or `Power(x, 2)` for any power");
+            } else if ch.is_alphabetic() {
                 d = d.with_hint("names are made of ASCII letters, digits and `_`");
             } else if ch == '"' {
                 d = d.with_hint("strings are written in single quotes: 'like this'");

@@ -35,7 +35,7 @@ pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
         errors.push(deep);
         return (Program::default(), errors);
     }
-    let (program, parse_errors) = parse_tokens(&tokens, text.len(), source);
+    let (program, parse_errors) = parse_tokens(&tokens, text, source);
     errors.extend(parse_errors);
     errors.sort_by_key(|d| d.span.start);
     (program, errors)
@@ -44,9 +44,10 @@ pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
 /// Parses tokens that are already lexed.
 pub fn parse_tokens(
     tokens: &[(Token, Span)],
-    len: usize,
+    text: &str,
     source: SourceId,
 ) -> (Program, Vec<Diagnostic>) {
+    let len = text.len();
     let simple: Vec<(Token, SimpleSpan)> = tokens
         .iter()
         .map(|(t, s)| (t.clone(), SimpleSpan::from(s.start..s.end)))
@@ -65,11 +66,93 @@ pub fn parse_tokens(
             continue;
         }
         let d = to_diagnostic(&error, source);
+        let d = common_mistake(d, &error, tokens, text).unwrap_or_else(|d| d);
         if !diagnostics.iter().any(|e: &Diagnostic| e.span == d.span) {
             diagnostics.push(d);
         }
     }
     (program.unwrap_or_default(), diagnostics)
+}
+
+/// A parse error told in the words of the mistake a learner most likely
+/// made: a `;` missing at the end of a line, `return`, an element with one
+/// index, a block left open. `Err` gives the diagnostic back unchanged.
+fn common_mistake(
+    d: Diagnostic,
+    error: &Rich<'_, Token, SimpleSpan>,
+    tokens: &[(Token, Span)],
+    text: &str,
+) -> Result<Diagnostic, Diagnostic> {
+    let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
+    let before = at.checked_sub(1).map(|i| &tokens[i]);
+    let expects = |t: Token| {
+        error
+            .expected()
+            .any(|p| matches!(p, RichPattern::Token(x) if **x == t))
+    };
+    let found = error.found();
+    // `return x;`: a name, then another expression, where a statement starts.
+    if let Some((Token::Ident(word), word_span)) = before
+        && word.eq_ignore_ascii_case("return")
+        && at.checked_sub(2).is_none_or(|i| {
+            matches!(
+                tokens[i].0,
+                Token::Semi | Token::Begin | Token::Then | Token::Else | Token::Do
+            )
+        })
+    {
+        let rest = &text[error.span().start..];
+        let value = rest[..rest.find([';', '\n']).unwrap_or(rest.len())].trim_end();
+        return Ok(Diagnostic::new(
+            *word_span,
+            "there is no `return`: a function gives back its value by assigning `Result`",
+        )
+        .with_label(*word_span, "not a keyword of the language")
+        .with_hint(format!("write `Result := {value};`")));
+    }
+    // A statement ended, a new line began, and no `;` stands between.
+    if let (Some(found), Some((_, last))) = (found, before)
+        && expects(Token::Semi)
+        && !matches!(found, Token::Else | Token::End | Token::Until)
+        && text[last.end..error.span().start].contains('\n')
+    {
+        let end = Span::new(last.source, last.end, last.end);
+        let next = Span::new(last.source, error.span().start, error.span().end);
+        return Ok(Diagnostic::new(end, "missing `;` at the end of this line")
+            .with_label(end, "add `;` here")
+            .with_label(next, "the next statement starts here")
+            .with_hint("every statement ends with `;`"));
+    }
+    // `x[2]`: an element with one index.
+    if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
+        let mut d = d;
+        d.message = "an element takes a row and a column, as `x[1, 2]`".to_string();
+        return Ok(d.with_hint(
+            "rows and columns count from 1; a whole row is `Row(x, i)`, a column `Col(x, j)`",
+        ));
+    }
+    // The file ended inside a block: point at the block that is open.
+    if found.is_none() && expects(Token::End) {
+        let mut open: Vec<&(Token, Span)> = Vec::new();
+        for token in tokens {
+            match token.0 {
+                Token::Begin | Token::Tape | Token::Repeat => open.push(token),
+                Token::End | Token::Until => {
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        if let Some((keyword, span)) = open.last() {
+            let closer = if *keyword == Token::Repeat {
+                "`until`"
+            } else {
+                "`end`"
+            };
+            return Ok(d.with_label(*span, format!("this {keyword} has no {closer}")));
+        }
+    }
+    Err(d)
 }
 
 /// A parse error of the parser's own, with the words for its label after

@@ -140,17 +140,55 @@ pub(super) fn neg_rule(blame: &Tensor) -> Blames {
     smallvec![Some(map(blame, |x| -x))]
 }
 
+/// "1 row", "3 rows".
+fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `a * b` of two matrices: the matrix product.
 pub(super) fn matmul_forward(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
     let (sa, sb) = (a.shape(), b.shape());
     if sa.1 != sb.0 {
-        return Err(OpError::new(format!(
-            "cannot multiply a {}×{} by a {}×{}: the left has {} columns but the right has {} rows",
-            sa.0, sa.1, sb.0, sb.1, sa.1, sb.0
+        let error = OpError::new(format!(
+            "cannot multiply a {}×{} by a {}×{}: the left has {} but the right has {}",
+            sa.0,
+            sa.1,
+            sb.0,
+            sb.1,
+            counted(sa.1, "column"),
+            counted(sb.0, "row")
         ))
         .label(0, format!("this is a {}×{}", sa.0, sa.1))
-        .label(1, format!("this is a {}×{}", sb.0, sb.1))
-        .hint("`*` of two matrices is the matrix product; use `Hadamard(a, b)` to multiply element by element"));
+        .label(1, format!("this is a {}×{}", sb.0, sb.1));
+        // Suggest what would fit: a transposed side, or the elementwise
+        // product of two matrices of one shape.
+        let hint = if sa == sb {
+            Some(format!(
+                "`*` of two matrices is the matrix product: use `Hadamard(a, b)` to multiply \
+                 element by element, or `a * Transpose(b)` for a {}×{} by a {}×{}",
+                sa.0, sa.1, sb.1, sb.0
+            ))
+        } else if sa.1 == sb.1 {
+            Some(format!(
+                "`a * Transpose(b)` fits: a {}×{} by a {}×{}",
+                sa.0, sa.1, sb.1, sb.0
+            ))
+        } else if sa.0 == sb.0 {
+            Some(format!(
+                "`Transpose(a) * b` fits: a {}×{} by a {}×{}",
+                sa.1, sa.0, sb.0, sb.1
+            ))
+        } else {
+            None
+        };
+        return Err(match hint {
+            Some(hint) => error.hint(hint),
+            None => error,
+        });
     }
     Ok(Tensor::matrix(product(a.view(), b.view())))
 }
