@@ -186,7 +186,7 @@ impl Repl {
             match self.interp.open_tape(span) {
                 Ok(()) => self.tape_started = Some(span),
                 Err(Stop::Error(d)) => self.report(&d),
-                Err(Stop::Interrupted | Stop::Jump(_)) => {}
+                Err(Stop::Interrupted) => {}
             }
             return;
         }
@@ -260,8 +260,7 @@ impl Repl {
             let snapshot = self.interp.snapshot();
             let outcome = self.run_statement(stmt);
             match outcome {
-                // The checker keeps `break` and `continue` inside their loops.
-                Ok(()) | Err(Stop::Jump(_)) => {}
+                Ok(()) => {}
                 Err(Stop::Error(d)) => {
                     self.interp.restore(before);
                     self.report(&d);
@@ -345,7 +344,6 @@ impl Repl {
                 self.report(&d);
             }
             Err(Stop::Interrupted) => self.interp.restore(before),
-            Err(Stop::Jump(_)) => {}
         }
     }
 

@@ -143,7 +143,7 @@ impl Interpreter {
             }
             Does::Nudge => {
                 let (name, v, node) = self.variable_on_tape("Nudge", &args[0])?;
-                self.remember_nudge(&name, span);
+                self.remember_nudge(node, span);
                 let rate = self.eval(&args[1].value)?;
                 let Some(rate) = rate.as_number() else {
                     return fail(kind_error(b, 1, &rate, args[1].value.span));
@@ -528,72 +528,10 @@ impl Interpreter {
                 }
             },
             Does::Save => {
-                let m = self.matrix(b, &vals, 0)?;
-                let path = self.string(b, &vals, 1)?;
-                let full = self.base_dir.join(&*path);
-                if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
-                    return fail(
-                        about_path(
-                            s(1),
-                            format!(
-                                "cannot write `{}`: {}",
-                                full.display(),
-                                crate::diagnostic::io_write_reason(&e)
-                            ),
-                        )
-                        .with_hint("a path is relative to the program file's folder"),
-                    );
-                }
+                self.save(b, &vals)?;
                 return Ok(None);
             }
-            Does::Load => {
-                let path = self.string(b, &vals, 0)?;
-                let full = self.base_dir.join(&*path);
-                let text = match std::fs::read(&full) {
-                    Ok(bytes) if bytes.len() > MAX_STRING => {
-                        return fail(about_path(
-                            s(0),
-                            format!(
-                                "`{path}` is too large to load: it holds more than {MAX_STRING} bytes"
-                            ),
-                        ));
-                    }
-                    Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-                    Err(e) => {
-                        return fail(
-                            about_path(
-                                s(0),
-                                format!(
-                                    "cannot read `{}`: {}",
-                                    full.display(),
-                                    crate::diagnostic::io_reason(&e)
-                                ),
-                            )
-                            .with_hint("a path is relative to the program file's folder"),
-                        );
-                    }
-                };
-                match super::files::parse_matrix(&text) {
-                    Ok((rows, cols, values)) => {
-                        self.check_size(rows, cols, span)?;
-                        let m = Array2::from_shape_vec((rows, cols), values)
-                            .expect("rows × cols numbers");
-                        Value::Matrix(Rc::new(m), None)
-                    }
-                    Err(refused) => {
-                        return fail(
-                            about_path(
-                                s(0),
-                                format!(
-                                    "`{path}` is not a matrix: line {}, column {}: {}",
-                                    refused.line, refused.column, refused.why
-                                ),
-                            )
-                            .with_hint("Load reads rows of numbers separated by spaces, as Save writes them"),
-                        );
-                    }
-                }
-            }
+            Does::Load => self.load(b, &vals, span)?,
             Does::ReadText => {
                 let path = self.string(b, &vals, 0)?;
                 let full = self.base_dir.join(&*path);
@@ -893,6 +831,77 @@ impl Interpreter {
     }
 
     /// A 1×T row of whole numbers from 1 to `count`, made 0-based.
+    /// `Save(m, path)`.
+    #[inline(never)]
+    fn save(&mut self, b: &Builtin, vals: &[(Value, Span)]) -> Flow<()> {
+        let s = |i: usize| vals[i].1;
+        let m = self.matrix(b, vals, 0)?;
+        let path = self.string(b, vals, 1)?;
+        let full = self.base_dir.join(&*path);
+        if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
+            return fail(
+                about_path(
+                    s(1),
+                    format!(
+                        "cannot write `{}`: {}",
+                        full.display(),
+                        crate::diagnostic::io_write_reason(&e)
+                    ),
+                )
+                .with_hint("a path is relative to the program file's folder"),
+            );
+        }
+
+        Ok(())
+    }
+
+    /// `Load(path)`.
+    #[inline(never)]
+    fn load(&mut self, b: &Builtin, vals: &[(Value, Span)], span: Span) -> Flow<Value> {
+        let s = |i: usize| vals[i].1;
+        let path = self.string(b, vals, 0)?;
+        let full = self.base_dir.join(&*path);
+        let text = match std::fs::read(&full) {
+            Ok(bytes) if bytes.len() > MAX_STRING => {
+                return fail(about_path(
+                    s(0),
+                    format!("`{path}` is too large to load: it holds more than {MAX_STRING} bytes"),
+                ));
+            }
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            Err(e) => {
+                return fail(
+                    about_path(
+                        s(0),
+                        format!(
+                            "cannot read `{}`: {}",
+                            full.display(),
+                            crate::diagnostic::io_reason(&e)
+                        ),
+                    )
+                    .with_hint("a path is relative to the program file's folder"),
+                );
+            }
+        };
+        match super::files::parse_matrix(&text) {
+            Ok((rows, cols, values)) => {
+                self.check_size(rows, cols, span)?;
+                let m = Array2::from_shape_vec((rows, cols), values).expect("rows × cols numbers");
+                Ok(Value::Matrix(Rc::new(m), None))
+            }
+            Err(refused) => fail(
+                about_path(
+                    s(0),
+                    format!(
+                        "`{path}` is not a matrix: line {}, column {}: {}",
+                        refused.line, refused.column, refused.why
+                    ),
+                )
+                .with_hint("Load reads rows of numbers separated by spaces, as Save writes them"),
+            ),
+        }
+    }
+
     fn selectors(
         &self,
         b: &Builtin,

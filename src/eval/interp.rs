@@ -49,9 +49,6 @@ pub enum Stop {
     Error(Box<Diagnostic>),
     /// Ctrl-C.
     Interrupted,
-    /// `break` (true) or `continue`, on its way to its loop. The checker
-    /// proves that a loop of the same routine and the same tape catches it.
-    Jump(bool),
 }
 
 impl From<Diagnostic> for Stop {
@@ -112,6 +109,16 @@ impl Place {
     }
 }
 
+/// What comes after a statement: the next one, or a loop signal on its
+/// way to its loop (the checker proves one of the same routine and tape
+/// is there).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Go,
+    Break,
+    Continue,
+}
+
 /// The last assignment the tape block itself made: the tape's result.
 #[derive(Debug, Clone)]
 struct ResultCandidate {
@@ -135,9 +142,10 @@ pub struct Interpreter {
     pub warnings: Vec<Diagnostic>,
     /// The places already warned about: a tape in a loop warns once.
     warned: HashSet<Span>,
-    /// Each variable `Nudge` changed, with the tape's id and the call: a
-    /// second `Nudge` after one tape is told about the first.
-    nudged: HashMap<String, (u32, Span)>,
+    /// Each `Nudge` since the last tape opened: the record of the value it
+    /// changed (named by its variable) and the call, so that a second
+    /// `Nudge` of one variable is told about the first.
+    nudged: Vec<(u32, Span)>,
     /// `ParamStr(0)`, `ParamStr(1)`, ...
     pub params: Vec<String>,
     /// Where `ReadText` and `Plot` paths start from.
@@ -192,7 +200,7 @@ impl Interpreter {
         Interpreter {
             warnings: Vec::new(),
             warned: HashSet::new(),
-            nudged: HashMap::default(),
+            nudged: Vec::new(),
             globals: Globals::default(),
             resolution: Resolution::default(),
             frames: Vec::new(),
@@ -255,10 +263,17 @@ impl Interpreter {
     }
 
     pub fn exec_block(&mut self, body: &[Stmt]) -> Flow<()> {
+        self.run_block(body).map(|_| ())
+    }
+
+    fn run_block(&mut self, body: &[Stmt]) -> Flow<Next> {
         for stmt in body {
-            self.exec(stmt)?;
+            let next = self.run_stmt(stmt)?;
+            if next != Next::Go {
+                return Ok(next);
+            }
         }
-        Ok(())
+        Ok(Next::Go)
     }
 
     /// Runs a statement that holds no other statement; inside a tape, the
@@ -299,34 +314,47 @@ impl Interpreter {
     }
 
     pub fn exec(&mut self, stmt: &Stmt) -> Flow<()> {
+        self.run_stmt(stmt).map(|_| ())
+    }
+
+    /// Runs a statement, and says whether a `break` or `continue` in it is
+    /// on its way to the loop around it. (A loop signal travels as a value,
+    /// not as a [`Stop`]: a larger `Stop` made every statement slower.)
+    fn run_stmt(&mut self, stmt: &Stmt) -> Flow<Next> {
         match &stmt.kind {
-            StmtKind::Empty | StmtKind::Routine(_) | StmtKind::Error => Ok(()),
-            StmtKind::Break => Err(Stop::Jump(true)),
-            StmtKind::Continue => Err(Stop::Jump(false)),
-            StmtKind::Assign { target, value } => self.simple_statement(stmt.span, |me| {
-                let v = me.eval(value)?;
-                me.assign_statement(target, v, stmt.span)
-            }),
+            StmtKind::Empty | StmtKind::Routine(_) | StmtKind::Error => Ok(Next::Go),
+            StmtKind::Break => Ok(Next::Break),
+            StmtKind::Continue => Ok(Next::Continue),
+            StmtKind::Assign { target, value } => self
+                .simple_statement(stmt.span, |me| {
+                    let v = me.eval(value)?;
+                    me.assign_statement(target, v, stmt.span)
+                })
+                .map(|()| Next::Go),
             StmtKind::AssignIndex {
                 target,
                 row,
                 col,
                 value,
-            } => self.simple_statement(stmt.span, |me| me.assign_element(target, row, col, value)),
-            StmtKind::Expr(e) => self.simple_statement(stmt.span, |me| me.exec_expr(e).map(|_| ())),
-            StmtKind::Block(body) => self.exec_block(body),
+            } => self
+                .simple_statement(stmt.span, |me| me.assign_element(target, row, col, value))
+                .map(|()| Next::Go),
+            StmtKind::Expr(e) => self
+                .simple_statement(stmt.span, |me| me.exec_expr(e).map(|_| ()))
+                .map(|()| Next::Go),
+            StmtKind::Block(body) => self.run_block(body),
             StmtKind::If {
                 branches,
                 otherwise,
             } => {
                 for (cond, then) in branches {
                     if self.eval_condition(cond, "if")? {
-                        return self.exec(then);
+                        return self.run_stmt(then);
                     }
                 }
                 match otherwise {
-                    Some(otherwise) => self.exec(otherwise),
-                    None => Ok(()),
+                    Some(otherwise) => self.run_stmt(otherwise),
+                    None => Ok(Next::Go),
                 }
             }
             StmtKind::For {
@@ -344,39 +372,37 @@ impl Interpreter {
                 while (!*down && i <= last) || (*down && i >= last) {
                     self.tick(var.span)?;
                     self.assign(var, Value::int(i))?;
-                    if left_loop(self.exec(body))? || i == last {
+                    if self.run_stmt(body)? == Next::Break || i == last {
                         break;
                     }
                     i = if *down { i - 1 } else { i + 1 };
                 }
-                Ok(())
+                Ok(Next::Go)
             }
             StmtKind::While { cond, body } => {
                 while self.eval_condition(cond, "while")? {
                     self.tick(cond.span)?;
-                    if left_loop(self.exec(body))? {
+                    if self.run_stmt(body)? == Next::Break {
                         break;
                     }
                 }
-                Ok(())
+                Ok(Next::Go)
             }
             StmtKind::Repeat { body, cond } => loop {
                 self.tick(cond.span)?;
-                if left_loop(self.exec_block(body))? {
-                    return Ok(());
-                }
-                if self.eval_condition(cond, "until")? {
-                    return Ok(());
+                if self.run_block(body)? == Next::Break || self.eval_condition(cond, "until")? {
+                    return Ok(Next::Go);
                 }
             },
             StmtKind::Tape { body, end } => {
                 self.open_tape(errors::tape_keyword(stmt.span))?;
-                let result = self.exec_block(body);
+                // The checker keeps a loop signal inside the tape.
+                let result = self.run_block(body);
                 if let Err(e) = result {
                     self.tape.open = false;
                     return Err(e);
                 }
-                self.close_tape(*end).map(|_| ())
+                self.close_tape(*end).map(|_| Next::Go)
             }
             StmtKind::Var(decls) => {
                 for decl in decls {
@@ -402,7 +428,7 @@ impl Interpreter {
                         slot.declared = ty;
                     }
                 }
-                Ok(())
+                Ok(Next::Go)
             }
         }
     }
@@ -428,6 +454,7 @@ impl Interpreter {
             return fail(errors::nested_tape(span));
         }
         self.tape.start();
+        self.nudged.clear();
         self.tape_frame_depth = self.frames.len();
         self.tape_result = None;
         Ok(())
@@ -647,20 +674,7 @@ impl Interpreter {
                 .to_string();
             let tape = &mut self.tape;
             let Some(slot) = place_slot(&mut self.frames, &mut self.globals, at) else {
-                return Some(fail(
-                    Diagnostic::new(
-                        name.span,
-                        format!(
-                            "`{}` names the caller's `{shown}`, which has no value yet",
-                            name.text
-                        ),
-                    )
-                    .with_label(name.span, "read before anything was assigned to it")
-                    .with_hint(format!(
-                        "assign `{}` before reading it, or give `{shown}` a value before the call",
-                        name.text
-                    )),
-                ));
+                return Some(fail(no_value_through(name, &shown)));
             };
             return Some(read_slot(slot, tape, name, &shown));
         }
@@ -683,6 +697,7 @@ impl Interpreter {
 
     /// Assigns the variable the running routine's `var` parameter `at`
     /// names, by the parameter's annotation and the variable's own.
+    #[inline(never)]
     fn assign_through(&mut self, at: usize, target: &Name, v: Value) -> Flow<()> {
         let r = &self.frames[self.frames.len() - 1].refs[at];
         let v = check_declared(r.declared, v, target)?;
@@ -1261,6 +1276,7 @@ impl Interpreter {
 
     /// The argument `arg` of the `var` parameter `param`: the variable it
     /// names, checked against the parameter's annotation if it has a value.
+    #[inline(never)]
     fn var_param(&mut self, routine: &Routine, param: &Param, arg: &Arg) -> Flow<VarParam> {
         let ExprKind::Name(name) = &arg.value.kind else {
             return fail(
@@ -1288,6 +1304,7 @@ impl Interpreter {
 
     /// Where the variable `name` of the running code lives, or will live
     /// once assigned.
+    #[inline(never)]
     fn place_of(&mut self, name: &Name) -> Place {
         let depth = self.frames.len();
         if let Some(frame) = self.frames.last() {
@@ -1304,6 +1321,7 @@ impl Interpreter {
         Place::Global(self.global_number(name), name.text.clone())
     }
 
+    #[inline(never)]
     fn call_routine(
         &mut self,
         routine: &Rc<Routine>,
@@ -1428,9 +1446,13 @@ impl Interpreter {
         match self.tape.find(v.tag()) {
             Some(node) if self.tape.result.is_some() => Ok((name.clone(), v, node)),
             _ => {
+                let shown = Some(self.shown_name(name));
+                let nudged = self
+                    .nudged
+                    .iter()
+                    .find(|(node, _)| self.tape.records[*node as usize].name == shown);
                 if v.tag().is_none()
-                    && let Some(&(tape, first)) = self.nudged.get(&self.shown_name(name))
-                    && tape == self.tape.id
+                    && let Some(&(_, first)) = nudged
                 {
                     return fail(
                         Diagnostic::new(
@@ -1470,10 +1492,10 @@ impl Interpreter {
         self.slot_mut(name).and_then(|slot| slot.declared)
     }
 
-    /// Remembers that the `Nudge` at `span` changed `name`.
-    pub fn remember_nudge(&mut self, name: &Name, span: Span) {
-        let shown = self.shown_name(name);
-        self.nudged.insert(shown, (self.tape.id, span));
+    /// Remembers that the `Nudge` at `span` changed the value of record
+    /// `node`.
+    pub fn remember_nudge(&mut self, node: u32, span: Span) {
+        self.nudged.push((node, span));
     }
 
     /// Sets a variable wherever it lives (used by `Nudge`).
@@ -1484,11 +1506,30 @@ impl Interpreter {
     }
 }
 
+/// A `var` parameter read while the caller's variable it names has no value.
+#[cold]
+#[inline(never)]
+fn no_value_through(name: &Name, shown: &str) -> Diagnostic {
+    Diagnostic::new(
+        name.span,
+        format!(
+            "`{}` names the caller's `{shown}`, which has no value yet",
+            name.text
+        ),
+    )
+    .with_label(name.span, "read before anything was assigned to it")
+    .with_hint(format!(
+        "assign `{}` before reading it, or give `{shown}` a value before the call",
+        name.text
+    ))
+}
+
 /// What a traceback says of each call an error passed through.
 const CALLED: &str = "in this call of";
 
 /// An error on its way out of a call of `routine` at `span`: it names the
 /// call, for the three innermost calls of a chain (in the same text).
+#[inline(never)]
 fn with_call(stop: Stop, routine: &str, span: Span) -> Stop {
     let Stop::Error(mut d) = stop else {
         return stop;
@@ -1534,16 +1575,6 @@ fn place_slot<'a>(
     }
 }
 
-/// What a loop's body did: `true` if it ran `break`; `continue` and a
-/// body that ran to its end go on with the next turn.
-fn left_loop(done: Flow<()>) -> Flow<bool> {
-    match done {
-        Ok(()) | Err(Stop::Jump(false)) => Ok(false),
-        Err(Stop::Jump(true)) => Ok(true),
-        Err(other) => Err(other),
-    }
-}
-
 /// The variable `name` in the innermost routine's frame, else a global.
 #[inline(always)]
 fn slot_in<'a>(
@@ -1565,6 +1596,7 @@ fn slot_in<'a>(
 
 /// A variable's value; the first read inside an open tape records it as a
 /// leaf and tags the variable's value with that record.
+#[inline(always)]
 fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &str) -> Flow<Value> {
     let tape_open = tape.open;
     let tape_id = tape.id;

@@ -66,7 +66,7 @@ pub fn parse_tokens(
             continue;
         }
         let d = to_diagnostic(&error, source);
-        let d = common_mistake(d, &error, tokens, text).unwrap_or_else(|d| d);
+        let d = common_mistake(d, &error, tokens, text);
         if !diagnostics.iter().any(|e: &Diagnostic| e.span == d.span) {
             diagnostics.push(d);
         }
@@ -76,13 +76,13 @@ pub fn parse_tokens(
 
 /// A parse error told in the words of the mistake a learner most likely
 /// made: a `;` missing at the end of a line, `return`, an element with one
-/// index, a block left open. `Err` gives the diagnostic back unchanged.
+/// index, a block left open; any other error as it was.
 fn common_mistake(
     d: Diagnostic,
     error: &Rich<'_, Token, SimpleSpan>,
     tokens: &[(Token, Span)],
     text: &str,
-) -> Result<Diagnostic, Diagnostic> {
+) -> Diagnostic {
     let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
     let before = at.checked_sub(1).map(|i| &tokens[i]);
     let expects = |t: Token| {
@@ -103,12 +103,12 @@ fn common_mistake(
     {
         let rest = &text[error.span().start..];
         let value = rest[..rest.find([';', '\n']).unwrap_or(rest.len())].trim_end();
-        return Ok(Diagnostic::new(
+        return Diagnostic::new(
             *word_span,
             "there is no `return`: a function gives back its value by assigning `Result`",
         )
         .with_label(*word_span, "not a keyword of the language")
-        .with_hint(format!("write `Result := {value};`")));
+        .with_hint(format!("write `Result := {value};`"));
     }
     // A statement ended, a new line began, and no `;` stands between.
     if let (Some(found), Some((_, last))) = (found, before)
@@ -118,18 +118,18 @@ fn common_mistake(
     {
         let end = Span::new(last.source, last.end, last.end);
         let next = Span::new(last.source, error.span().start, error.span().end);
-        return Ok(Diagnostic::new(end, "missing `;` at the end of this line")
+        return Diagnostic::new(end, "missing `;` at the end of this line")
             .with_label(end, "add `;` here")
             .with_label(next, "the next statement starts here")
-            .with_hint("every statement ends with `;`"));
+            .with_hint("every statement ends with `;`");
     }
     // `x[2]`: an element with one index.
     if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
         let mut d = d;
         d.message = "an element takes a row and a column, as `x[1, 2]`".to_string();
-        return Ok(d.with_hint(
+        return d.with_hint(
             "rows and columns count from 1; a whole row is `Row(x, i)`, a column `Col(x, j)`",
-        ));
+        );
     }
     // The file ended inside a block: point at the block that is open.
     if found.is_none() && expects(Token::End) {
@@ -149,10 +149,10 @@ fn common_mistake(
             } else {
                 "`end`"
             };
-            return Ok(d.with_label(*span, format!("this {keyword} has no {closer}")));
+            return d.with_label(*span, format!("this {keyword} has no {closer}"));
         }
     }
-    Err(d)
+    d
 }
 
 /// A parse error of the parser's own, with the words for its label after
