@@ -136,6 +136,8 @@ fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<Loaded, Vec<Diagno
 /// A program that passed every check, with what the checks found.
 struct Loaded {
     program: syntax::tree::Program,
+    /// Warnings the checks found (layout that misleads), shown before it runs.
+    warnings: Vec<Diagnostic>,
     /// Whether the program calls `CheckBlame` anywhere, which replays a tape.
     replays_tapes: bool,
 }
@@ -153,7 +155,9 @@ fn load_bytes(
     }
     let checked = check::check_program(&program, &check::Known::default(), false);
     if checked.errors.is_empty() {
+        let warnings = check::layout::indentation_warnings(&program.body, sources.text(id));
         Ok(Loaded {
+            warnings,
             program,
             replays_tapes: checked.called.contains(&declarations::Does::CheckBlame),
         })
@@ -166,7 +170,16 @@ fn load_bytes(
 pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
     let mut sources = SourceMap::default();
     match load(opts, &mut sources) {
-        Ok(_) => EXIT_OK,
+        Ok(loaded) => {
+            report(&sources, &loaded.warnings, opts.color, err);
+            let warned = match loaded.warnings.len() {
+                0 => String::new(),
+                1 => ", 1 warning".to_string(),
+                n => format!(", {n} warnings"),
+            };
+            let _ = writeln!(err, "{}: no errors{warned}", opts.path.display());
+            EXIT_OK
+        }
         Err(errors) => {
             report(&sources, &errors, opts.color, err);
             EXIT_ERROR
@@ -273,6 +286,7 @@ fn run_loaded(
 ) -> (i32, Option<Interpreter>) {
     let Loaded {
         program,
+        warnings,
         replays_tapes,
     } = match loaded {
         Ok(loaded) => loaded,
@@ -281,6 +295,9 @@ fn run_loaded(
             return (EXIT_ERROR, None);
         }
     };
+    if !warnings.is_empty() {
+        report(&sources, &warnings, opts.color, err);
+    }
     let mut interp = Interpreter::new(out);
     interp.tape.only_blame_read = reads == Reads::OnlyBlame && !replays_tapes;
     interp.params = std::iter::once(opts.path.display().to_string())

@@ -254,6 +254,11 @@ impl Repl {
             self.report_all(&errors);
             return;
         }
+        if let Some(first) = program.body.first() {
+            let text = self.sources.text(first.span.source);
+            let warnings = check::layout::indentation_warnings(&program.body, text);
+            self.report_all(&warnings);
+        }
         let before = self.interp.snapshot();
         self.interp.take_in(program);
         for stmt in &program.body {

@@ -1,5 +1,6 @@
 //! The command line itself: `tapec FILE.tape [ARGS...]` is `tapec run`, and
-//! a word that is neither a command nor a program file is a usage error.
+//! a word that is neither a command nor a program file is a usage error;
+//! `check` says in one line what it found.
 
 use std::process::Command;
 
@@ -47,4 +48,23 @@ fn a_word_that_is_no_command_and_no_file_is_a_usage_error() {
     let (_, err, code) = tapec(&["no_such_program.tape"]);
     assert_eq!(code, 1);
     assert!(err.contains("cannot read `no_such_program.tape`"), "{err}");
+}
+
+#[test]
+fn check_of_a_good_file_says_so_in_one_line_and_shows_its_warnings() {
+    let (out, err, code) = tapec(&["check", "programs/knob.tape"]);
+    assert_eq!(
+        (code, out.as_str(), err.as_str()),
+        (0, "", "programs/knob.tape: no errors\n")
+    );
+    let (out, err, code) = tapec(&["check", "tests/run/warning_indentation.tape"]);
+    assert_eq!((code, out.as_str()), (0, ""));
+    assert!(
+        err.contains("Warning: this statement is indented as if it were part of the `for`"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("tests/run/warning_indentation.tape: no errors, 1 warning\n"),
+        "{err}"
+    );
 }

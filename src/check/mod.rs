@@ -6,6 +6,7 @@
 //! globals from routines, tapes inside tapes, and the like.
 
 pub mod errors;
+pub mod layout;
 pub mod resolve;
 
 use std::collections::{HashMap, HashSet};

@@ -1708,3 +1708,16 @@ pub(crate) fn nan_at(shape: (usize, usize), (r, c): (usize, usize)) -> String {
         format!(" at row {r}, column {c}")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every statement and expression returns a `Flow`: a `Stop` larger
+    /// than one pointer (a third variant did it) made every statement about
+    /// 40% slower, so loop signals travel as [`Next`] instead.
+    #[test]
+    fn a_stop_is_one_pointer() {
+        assert_eq!(std::mem::size_of::<Stop>(), std::mem::size_of::<usize>());
+    }
+}

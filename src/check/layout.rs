@@ -1,0 +1,153 @@
+//! Warnings about layout: a statement indented as if it belonged to the
+//! `for`, `while` or `if` before it, when only one statement does (Pascal's
+//! most common trap: the second line of a loop's body without `begin`).
+
+use crate::diagnostic::{Diagnostic, Span};
+use crate::syntax::tree::{Stmt, StmtKind};
+
+/// Every such statement of `stmts` (routines' bodies and blocks included),
+/// with `text` the source they were parsed from.
+pub fn indentation_warnings(stmts: &[Stmt], text: &str) -> Vec<Diagnostic> {
+    let mut warnings = Vec::new();
+    list(stmts, text, &mut warnings);
+    warnings
+}
+
+/// The column (from 0, in characters) where `at` stands, and whether
+/// only blanks stand before it on its line.
+fn column(text: &str, at: usize) -> Option<(usize, bool)> {
+    let before = text.get(..at)?;
+    let line = &before[before.rfind('\n').map_or(0, |i| i + 1)..];
+    Some((line.chars().count(), line.trim().is_empty()))
+}
+
+fn line_of(text: &str, at: usize) -> usize {
+    text.get(..at).map_or(0, |t| t.matches('\n').count())
+}
+
+fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
+    for (k, stmt) in stmts.iter().enumerate() {
+        inner(stmt, text, warnings);
+        let (keyword, body) = match &stmt.kind {
+            StmtKind::For { body, .. } => ("for", &**body),
+            StmtKind::While { body, .. } => ("while", &**body),
+            StmtKind::If {
+                branches,
+                otherwise: None,
+            } => match branches.last() {
+                Some((_, then)) => ("if", then),
+                None => continue,
+            },
+            _ => continue,
+        };
+        if matches!(body.kind, StmtKind::Block(_)) || body.span.source != stmt.span.source {
+            continue;
+        }
+        let Some(next) = stmts.get(k + 1) else {
+            continue;
+        };
+        if matches!(next.kind, StmtKind::Empty | StmtKind::Error) {
+            continue;
+        }
+        let (Some((head, _)), Some((body_col, body_first)), Some((next_col, next_first))) = (
+            column(text, stmt.span.start),
+            column(text, body.span.start),
+            column(text, next.span.start),
+        ) else {
+            continue;
+        };
+        // The body on its own line sets the body's indentation; on the
+        // header's line, anything indented past the header looks inside.
+        let looks_inside = if body_first {
+            next_col >= body_col
+        } else {
+            next_col > head
+        };
+        if next_first
+            && looks_inside
+            && next_col > head
+            && line_of(text, next.span.start) > line_of(text, body.span.end)
+        {
+            let header = Span::new(
+                stmt.span.source,
+                stmt.span.start,
+                stmt.span.start + keyword.len(),
+            );
+            warnings.push(
+                Diagnostic::warning(
+                    next.span,
+                    format!("this statement is indented as if it were part of the `{keyword}`, but it is not"),
+                )
+                .with_label(body.span, format!("only this statement belongs to the `{keyword}`"))
+                .with_label(next.span, format!("this one runs after the `{keyword}`"))
+                .with_label(header, format!("this `{keyword}` holds one statement"))
+                .with_hint(format!(
+                    "put the statements of the `{keyword}` between `begin` and `end`, or indent this one less"
+                )),
+            );
+        }
+    }
+}
+
+/// The statement lists inside `stmt`.
+fn inner(stmt: &Stmt, text: &str, warnings: &mut Vec<Diagnostic>) {
+    match &stmt.kind {
+        StmtKind::Block(body) | StmtKind::Tape { body, .. } | StmtKind::Repeat { body, .. } => {
+            list(body, text, warnings)
+        }
+        StmtKind::Routine(r) => list(&r.body, text, warnings),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => inner(body, text, warnings),
+        StmtKind::If {
+            branches,
+            otherwise,
+        } => {
+            for (_, then) in branches {
+                inner(then, text, warnings);
+            }
+            if let Some(o) = otherwise {
+                inner(o, text, warnings);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn warned(text: &str) -> Vec<String> {
+        let (program, errors) = crate::syntax::parse(text, 0);
+        assert!(errors.is_empty(), "{errors:?}");
+        indentation_warnings(&program.body, text)
+            .into_iter()
+            .map(|d| d.message)
+            .collect()
+    }
+
+    #[test]
+    fn a_second_indented_line_after_a_loop_without_begin_is_warned() {
+        let trap = "for i := 1 to 3 do\n  x := i;\n  y := x;\n";
+        assert_eq!(warned(trap).len(), 1);
+        assert!(warned(trap)[0].contains("`for`"));
+        let trap = "if a then\n    b := 1;\n    c := 2;\n";
+        assert_eq!(warned(trap).len(), 1);
+        let same_line = "while n > 0 do n := n - 1;\n   m := 2;\n";
+        assert_eq!(warned(same_line).len(), 1);
+        let inside = "begin\n  for i := 1 to 3 do\n    x := i;\n    y := x;\nend;\n";
+        assert_eq!(warned(inside).len(), 1);
+    }
+
+    #[test]
+    fn what_is_laid_out_as_it_runs_is_not_warned() {
+        for fine in [
+            "for i := 1 to 3 do\n  x := i;\ny := x;\n",
+            "for i := 1 to 3 do\nbegin\n  x := i;\n  y := x;\nend;\n",
+            "for i := 1 to 3 do x := i;\ny := 2;\n",
+            "if a then\n  b := 1\nelse\n  b := 2;\nc := 3;\n",
+            "for i := 1 to 3 do x := i; y := 2;\n",
+        ] {
+            assert!(warned(fine).is_empty(), "{fine}");
+        }
+    }
+}
