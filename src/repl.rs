@@ -34,6 +34,7 @@ Enter statements; each runs when it is complete.
   :vars           every variable with its shape
   :tape           the records of the open or last tape
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
+  :drop           drop the tape open at the prompt, every variable as before it
   :graph FILE     draw the open or last tape (.dot, or .svg/.png with Graphviz)
   :load FILE      run a program file in this session
   :reset          forget every variable, routine and tape
@@ -48,6 +49,9 @@ pub struct Repl {
     pending: Pending,
     /// Where the open tape began, when a tape is open at the prompt.
     tape_started: Option<Span>,
+    /// Everything as it was before the tape open at the prompt: what
+    /// `:drop` puts back.
+    before_tape: Option<crate::eval::interp::Snapshot>,
     pub color: bool,
     err: Box<dyn Write>,
     make_out: fn() -> Box<dyn Write>,
@@ -64,6 +68,7 @@ impl Repl {
             sources: SourceMap::default(),
             pending: Pending::default(),
             tape_started: None,
+            before_tape: None,
             color,
             err,
             make_out: out,
@@ -183,8 +188,12 @@ impl Repl {
             .to_ascii_lowercase();
         if bare == "tape" && self.tape_started.is_none() {
             let span = self.keyword_entry(&text, 4);
+            let before = self.interp.snapshot();
             match self.interp.open_tape(span) {
-                Ok(()) => self.tape_started = Some(span),
+                Ok(()) => {
+                    self.tape_started = Some(span);
+                    self.before_tape = Some(before);
+                }
                 Err(Stop::Error(d)) => self.report(&d),
                 Err(Stop::Interrupted) => {}
             }
@@ -246,7 +255,15 @@ impl Repl {
         let mut errors = check::check(program, &self.known(), true);
         if self.tape_started.is_some() {
             errors.extend(program.body.iter().filter_map(|s| match &s.kind {
-                StmtKind::Tape { .. } => Some(errors::nested_tape(errors::tape_keyword(s.span))),
+                StmtKind::Tape { .. } => {
+                    let mut d = errors::nested_tape(errors::tape_keyword(s.span));
+                    d.hints = vec![
+                        "a tape is still open at this prompt (`tape>`): `end;` closes it, \
+                         `:drop` drops it and puts every variable back as it was before it"
+                            .to_string(),
+                    ];
+                    Some(d)
+                }
                 _ => None,
             }));
         }
@@ -272,8 +289,28 @@ impl Repl {
                     return;
                 }
                 Err(Stop::Interrupted) => {
-                    self.interp.restore(snapshot);
-                    self.say("interrupted\n");
+                    // What completed is kept; a tape open at the prompt
+                    // must not keep half a statement's records, so there
+                    // the statement is undone.
+                    if self.tape_started.is_some() {
+                        self.interp.restore(snapshot);
+                        self.say("interrupted: the statement is undone, the tape is as it was\n");
+                    } else {
+                        self.interp.stop_open_tape();
+                        let counter = match &stmt.kind {
+                            StmtKind::For { var, .. } => self
+                                .interp
+                                .globals
+                                .get(&var.text)
+                                .and_then(|slot| slot.value.as_ref())
+                                .map(|v| format!(" at {} = {}", var.text, format::value(v))),
+                            _ => None,
+                        };
+                        self.say(&format!(
+                            "interrupted{}: what completed is kept\n",
+                            counter.unwrap_or_default()
+                        ));
+                    }
                     return;
                 }
             }
@@ -308,21 +345,42 @@ impl Repl {
                     self.say(&text);
                 }
             }
+            StmtKind::Routine(r) => {
+                self.interp.exec(stmt)?;
+                let kind = if r.is_function {
+                    "function"
+                } else {
+                    "procedure"
+                };
+                self.say(&format!("{kind} {} defined\n", r.name.text));
+            }
             StmtKind::Expr(e)
                 if !matches!(e.kind, ExprKind::Call { .. } | ExprKind::Name(_))
                     || is_value(&self.interp, e) =>
             {
                 if let Some(v) = self.interp.exec_expr(e)? {
                     let text = match &v {
-                        Value::Matrix(m, _) => format::show(m),
+                        Value::Matrix(m, _) => format::echo_rows(m),
                         other => format!("{}\n", format::value(other)),
                     };
                     self.say(&text);
+                    if let Some(hint) = comparison_hint(e) {
+                        self.report(&hint);
+                    }
                 }
             }
             _ => {
+                self.interp.last_nudge = None;
                 self.interp.exec(stmt)?;
                 let _ = self.interp.out.flush();
+                let nudge = matches!(&stmt.kind, StmtKind::Expr(e)
+                    if matches!(&e.kind, ExprKind::Call { name, .. } if name.text == "Nudge"));
+                if let Some((name, rate)) = self.interp.last_nudge.take().filter(|_| nudge) {
+                    self.say(&format!(
+                        "{name} nudged by {} · blame\n",
+                        format::value(&rate)
+                    ));
+                }
             }
         }
         Ok(())
@@ -333,10 +391,15 @@ impl Repl {
         match self.interp.close_tape(end) {
             Ok((name, value)) => {
                 self.tape_started = None;
-                let n = self.interp.tape.operation_count();
+                self.before_tape = None;
+                let n = self.interp.tape.records.len();
+                let operations = self.interp.tape.operation_count();
                 let text = format!(
-                    "tape closed: {n} record{}, result {name} = {}; blame is ready\n",
+                    "tape closed: {n} record{} ({} lea{}, {operations} operation{}), result {name} = {}; blame is ready\n",
                     if n == 1 { "" } else { "s" },
+                    n - operations,
+                    if n - operations == 1 { "f" } else { "ves" },
+                    if operations == 1 { "" } else { "s" },
                     match value {
                         Value::Matrix(m, _) => format::real(m[(0, 0)], 6),
                         other => format::value(&other),
@@ -346,6 +409,11 @@ impl Repl {
             }
             Err(Stop::Error(d)) => {
                 self.interp.restore(before);
+                let d = d.with_note(
+                    "the tape is still open (`tape>`): assign the value to end on to a variable \
+                     and enter `end;` again, or `:drop` to drop the tape and put every variable \
+                     back as it was before it",
+                );
                 self.report(&d);
             }
             Err(Stop::Interrupted) => self.interp.restore(before),
@@ -470,6 +538,14 @@ impl Repl {
                     }
                 }
             }
+            "drop" => match self.before_tape.take() {
+                Some(before) => {
+                    self.interp.restore(before);
+                    self.tape_started = None;
+                    self.say("tape dropped: every variable is as it was before it\n");
+                }
+                None => self.say("no tape is open at the prompt\n"),
+            },
             "reset" => {
                 let color = self.color;
                 let err = std::mem::replace(&mut self.err, Box::new(std::io::sink()));
@@ -606,11 +682,33 @@ fn echo(name: &str, v: &Value, recorded: &str) -> String {
             "{name} : {}×{}{recorded}\n{}",
             m.nrows(),
             m.ncols(),
-            format::show(m)
+            format::echo_rows(m)
         ),
         Value::Str(s) => format!("{name} = '{s}'{recorded}\n"),
         other => format!("{name} = {}{recorded}\n", format::value(other)),
     }
+}
+
+/// `x = 3` at the prompt compares and prints `false`: a learner who meant
+/// to assign is told so.
+fn comparison_hint(e: &crate::syntax::tree::Expr) -> Option<Diagnostic> {
+    let ExprKind::Chain { first, rest } = &e.kind else {
+        return None;
+    };
+    let (crate::syntax::tree::BinaryOp::Eq, op_span, _) = rest.first()? else {
+        return None;
+    };
+    let ExprKind::Name(name) = &first.kind else {
+        return None;
+    };
+    Some(
+        Diagnostic::warning(
+            *op_span,
+            format!("this compares `{}` and does not assign it", name.text),
+        )
+        .with_label(*op_span, "`=` asks whether two values are equal")
+        .with_hint(format!("to assign, write `{} := ...`", name.text)),
+    )
 }
 
 fn stdout() -> Box<dyn Write> {
@@ -652,13 +750,26 @@ pub fn run_on_stdin(color: bool) -> i32 {
             "tapec {} — :help for commands, :quit to leave",
             env!("CARGO_PKG_VERSION")
         );
+        let mut entry: Vec<String> = Vec::new();
         while !session.quit {
             match editor.readline(session.prompt()) {
                 Ok(line) => {
-                    let _ = editor.add_history_entry(line.as_str());
-                    session.line(&line);
+                    // A recalled entry of several lines comes back whole.
+                    for part in line.split('\n') {
+                        session.line(part);
+                    }
+                    entry.push(line);
+                    // History keeps whole entries: a routine typed over many
+                    // lines comes back as one, to edit and enter again.
+                    if session.prompt() != CONTINUE_PROMPT {
+                        let _ = editor.add_history_entry(entry.join("\n"));
+                        entry.clear();
+                    }
                 }
-                Err(rustyline::error::ReadlineError::Interrupted) => session.clear_line(),
+                Err(rustyline::error::ReadlineError::Interrupted) => {
+                    entry.clear();
+                    session.clear_line();
+                }
                 Err(_) => {
                     session.end_of_input();
                     break;

@@ -1,5 +1,6 @@
-//! The REPL under a pseudo-terminal: the prompts a person sees, and Ctrl-C
-//! stopping a running loop without ending the session.
+//! The REPL under a pseudo-terminal: the prompts a person sees, Ctrl-C
+//! stopping a running loop without ending the session or losing its
+//! finished turns, and history that brings back a whole entry.
 
 use rexpect::session::spawn_command;
 
@@ -30,7 +31,13 @@ fn prompts_continuation_and_ctrl_c() {
         .expect("the loop is about to run");
     p.send_control('c').expect("ctrl-c");
     p.exp_string("interrupted").expect("the loop stops");
+    p.exp_string("what completed is kept")
+        .expect("it says what it kept");
     p.exp_string("tapec> ").expect("the prompt comes back");
+    // The loop's finished turns are kept: `n` counted on.
+    p.send_line("n > 0").expect("send");
+    p.exp_string("true").expect("n kept its count");
+    p.exp_string("tapec> ").expect("prompt again");
 
     p.send_line("tape").expect("send");
     p.exp_string("tape> ").expect("the tape prompt");
@@ -38,8 +45,29 @@ fn prompts_continuation_and_ctrl_c() {
     p.exp_string("s = 10.000000 (recorded)")
         .expect("recorded echo");
     p.send_line("end;").expect("send");
-    p.exp_string("tape closed: 1 record, result s = 10.000000; blame is ready")
-        .expect("walk");
+    p.exp_string(
+        "tape closed: 3 records (2 leaves, 1 operation), result s = 10.000000; blame is ready",
+    )
+    .expect("walk");
+    p.exp_string("tapec> ").expect("prompt again");
+
+    // History holds whole entries: the up arrow brings back all three
+    // lines of a routine, and Enter defines it again.
+    // Each line waits for its prompt: the editor drops what is typed
+    // before it reads.
+    p.send_line("procedure Hello;").expect("send");
+    p.exp_string("...> ").expect("continuation prompt");
+    p.send_line("begin WriteLn('hello')").expect("send");
+    p.exp_string("...> ").expect("continuation prompt");
+    p.send_line("end;").expect("send");
+    p.exp_string("procedure Hello defined")
+        .expect("the routine is defined");
+    p.exp_string("tapec> ").expect("prompt again");
+    p.send("\x1b[A").expect("up arrow");
+    p.send_line("").expect("enter");
+    p.exp_string("procedure Hello defined")
+        .expect("the whole routine came back from history");
+    p.exp_string("tapec> ").expect("prompt again");
     p.send_line(":quit").expect("send");
     p.exp_eof().expect("the session ends");
 }

@@ -145,9 +145,11 @@ impl Interpreter {
                 let (name, v, node) = self.variable_on_tape("Nudge", &args[0])?;
                 self.remember_nudge(node, span);
                 let rate = self.eval(&args[1].value)?;
-                let Some(rate) = rate.as_number() else {
+                let Some(rate_number) = rate.as_number() else {
                     return fail(kind_error(b, 1, &rate, args[1].value.span));
                 };
+                self.last_nudge = Some((name.text.clone(), rate));
+                let rate = rate_number;
                 let blame = self.tape.blame_of(node);
                 let v = match self.nudge_shared(&name, v, node, &blame, rate) {
                     Ok(None) => return Ok(None),

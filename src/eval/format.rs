@@ -77,10 +77,90 @@ pub fn show(m: &ndarray::Array2<f64>) -> String {
     out
 }
 
+/// The most elements an echo shows whole; a larger matrix is summarised.
+pub const ECHO_WHOLE: usize = 1000;
+/// Rows and columns a summary keeps at each end.
+const EDGE: usize = 3;
+
+/// A matrix as the REPL echoes it: rows labelled, numbers aligned in their
+/// columns, and a matrix of more than [`ECHO_WHOLE`] elements summarised by
+/// its first and last rows and columns (as numpy prints), `...` between.
+pub fn echo_rows(m: &ndarray::Array2<f64>) -> String {
+    let (rows, cols) = m.dim();
+    let summarised = rows * cols > ECHO_WHOLE;
+    let kept = |n: usize| -> Vec<Option<usize>> {
+        if summarised && n > 2 * EDGE {
+            (0..EDGE)
+                .map(Some)
+                .chain(std::iter::once(None))
+                .chain((n - EDGE..n).map(Some))
+                .collect()
+        } else {
+            (0..n).map(Some).collect()
+        }
+    };
+    let (shown_rows, shown_cols) = (kept(rows), kept(cols));
+    let cell = |i: usize, j: Option<usize>| match j {
+        Some(j) => real(m[(i, j)], 6),
+        None => "...".to_string(),
+    };
+    let widths: Vec<usize> = shown_cols
+        .iter()
+        .map(|&j| {
+            shown_rows
+                .iter()
+                .flatten()
+                .map(|&i| cell(i, j).len())
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let label_width = format!("row {rows}:").len();
+    let mut out = String::new();
+    for i in shown_rows {
+        let Some(i) = i else {
+            out.push_str("  ...\n");
+            continue;
+        };
+        let label = format!("row {}:", i + 1);
+        out.push_str(&format!("  {label:<label_width$}"));
+        for (&j, width) in shown_cols.iter().zip(&widths) {
+            out.push_str(&format!(" {:>width$}", cell(i, j)));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::rc::Rc;
+
+    #[test]
+    fn an_echo_aligns_its_columns_and_summarises_a_large_matrix() {
+        let m = ndarray::array![[0.0, -4.5], [10.25, 4.5]];
+        assert_eq!(
+            echo_rows(&m),
+            "  row 1:  0.000000 -4.500000\n  row 2: 10.250000  4.500000\n"
+        );
+        let big = ndarray::Array2::from_shape_fn((100, 100), |(i, j)| (i * 100 + j) as f64);
+        let text = echo_rows(&big);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 7, "{text}");
+        assert_eq!(lines[3], "  ...");
+        assert!(
+            lines[0].starts_with("  row 1:   ") && lines[0].contains(" ... "),
+            "{text}"
+        );
+        assert!(
+            lines[6].starts_with("  row 100:") && lines[6].ends_with("9999.000000"),
+            "{text}"
+        );
+        // At the limit a matrix is still shown whole.
+        let whole = ndarray::Array2::<f64>::zeros((10, 100));
+        assert_eq!(echo_rows(&whole).lines().count(), 10);
+    }
 
     #[test]
     fn reals_print_with_six_decimals_and_no_negative_zero() {

@@ -146,6 +146,8 @@ pub struct Interpreter {
     /// changed (named by its variable) and the call, so that a second
     /// `Nudge` of one variable is told about the first.
     nudged: Vec<(u32, Span)>,
+    /// The variable and rate of the last `Nudge`, for the REPL's echo.
+    pub last_nudge: Option<(String, Value)>,
     /// `ParamStr(0)`, `ParamStr(1)`, ...
     pub params: Vec<String>,
     /// Where `ReadText` and `Plot` paths start from.
@@ -201,6 +203,7 @@ impl Interpreter {
             warnings: Vec::new(),
             warned: HashSet::new(),
             nudged: Vec::new(),
+            last_nudge: None,
             globals: Globals::default(),
             resolution: Resolution::default(),
             frames: Vec::new(),
@@ -1490,6 +1493,12 @@ impl Interpreter {
     /// The type a variable was declared with, if any.
     pub fn declared_type(&mut self, name: &Name) -> Option<TypeName> {
         self.slot_mut(name).and_then(|slot| slot.declared)
+    }
+
+    /// Ends a tape that an interrupted statement left open: its records
+    /// stay, unwalked.
+    pub fn stop_open_tape(&mut self) {
+        self.tape.open = false;
     }
 
     /// Remembers that the `Nudge` at `span` changed the value of record
