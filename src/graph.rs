@@ -7,7 +7,22 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use crate::tape::{Op, Tape, Tensor};
+use crate::diagnostic::SourceMap;
+use crate::tape::{Op, Record, Tape, Tensor};
+
+/// The name a record is shown under: its variable's, and for a function's
+/// result the line and column of the call that gave it (two calls of one
+/// function are two boxes).
+pub fn shown_name(record: &Record, sources: &SourceMap) -> Option<String> {
+    let name = record.name.as_ref()?;
+    Some(match record.call {
+        Some(call) => {
+            let (line, column) = sources.line_column(call);
+            format!("{name} at {line}:{column}")
+        }
+        None => name.clone(),
+    })
+}
 
 /// Matrices up to this many elements are shown in full; larger ones by
 /// shape and range.
@@ -73,13 +88,13 @@ fn escape(text: &str) -> String {
 }
 
 /// The DOT text of `tape`.
-pub fn dot(tape: &Tape) -> String {
+pub fn dot(tape: &Tape, sources: &SourceMap) -> String {
     let mut out = String::from(
         "digraph tape {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10, style=\"rounded,filled\", fillcolor=\"#ffffff\"];\n  edge [color=\"#555555\"];\n",
     );
     for (k, record) in tape.records.iter().enumerate() {
         let is_result = tape.result == Some(k as u32);
-        let title = match (&record.name, &record.op) {
+        let title = match (&shown_name(record, sources), &record.op) {
             (Some(name), Op::Leaf) => format!("{name} (leaf)"),
             (None, Op::Leaf) => "constant".to_string(),
             (Some(name), op) => format!("{name} = {}", op.name()),
@@ -137,8 +152,8 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
 
 /// Writes the picture of `tape` to `path`: DOT as it is, or SVG/PNG drawn
 /// by Graphviz's `dot`. The error is a sentence for the user.
-pub fn write(tape: &Tape, path: &Path) -> Result<(), String> {
-    let text = dot(tape);
+pub fn write(tape: &Tape, path: &Path, sources: &SourceMap) -> Result<(), String> {
+    let text = dot(tape, sources);
     let format = format_of(path)?;
     if format == "dot" {
         return std::fs::write(path, text).map_err(|e| {

@@ -204,7 +204,7 @@ pub fn check_bytes(name: &str, bytes: Vec<u8>, err: &mut dyn Write) -> i32 {
 pub fn run_file(opts: &RunOptions, out: Box<dyn Write>, err: &mut dyn Write) -> i32 {
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);
-    run_loaded(opts, loaded, sources, Reads::OnlyBlame, out, err).0
+    run_loaded(opts, loaded, &sources, Reads::OnlyBlame, out, err).0
 }
 
 /// `tapec graph`: runs the program, then draws its last tape to `picture`
@@ -227,7 +227,7 @@ pub fn graph_file(
         Some(_) => (out, None),
         None => (Box::new(std::io::stderr()), Some(out)),
     };
-    let (code, interp) = run_loaded(opts, loaded, sources, Reads::Values, program_out, err);
+    let (code, interp) = run_loaded(opts, loaded, &sources, Reads::Values, program_out, err);
     let Some(interp) = interp.filter(|_| code == EXIT_OK) else {
         return code;
     };
@@ -239,12 +239,12 @@ pub fn graph_file(
         return report_unplaced(message, opts.color, err);
     }
     match (picture, &mut dot_out) {
-        (Some(path), _) => match graph::write(&interp.tape, path) {
+        (Some(path), _) => match graph::write(&interp.tape, path, &sources) {
             Ok(()) => EXIT_OK,
             Err(message) => report_unplaced(message, opts.color, err),
         },
         (None, Some(out)) => {
-            let _ = out.write_all(graph::dot(&interp.tape).as_bytes());
+            let _ = out.write_all(graph::dot(&interp.tape, &sources).as_bytes());
             let _ = out.flush();
             EXIT_OK
         }
@@ -262,7 +262,7 @@ pub fn run_bytes(
 ) -> i32 {
     let mut sources = SourceMap::default();
     let loaded = load_bytes(&opts.path.display().to_string(), bytes, &mut sources);
-    run_loaded(opts, loaded, sources, Reads::OnlyBlame, out, err).0
+    run_loaded(opts, loaded, &sources, Reads::OnlyBlame, out, err).0
 }
 
 /// What reads the last tape after its walk, besides `Blame` and `Nudge`.
@@ -279,7 +279,7 @@ enum Reads {
 fn run_loaded(
     opts: &RunOptions,
     loaded: Result<Loaded, Vec<Diagnostic>>,
-    sources: SourceMap,
+    sources: &SourceMap,
     reads: Reads,
     out: Box<dyn Write>,
     err: &mut dyn Write,

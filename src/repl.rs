@@ -469,7 +469,18 @@ impl Repl {
             }
             "tape" => {
                 let mut text = String::new();
-                for (k, r) in self.interp.tape.records.iter().enumerate() {
+                let records = &self.interp.tape.records;
+                let names: Vec<String> = records
+                    .iter()
+                    .map(|r| crate::graph::shown_name(r, &self.sources).unwrap_or("-".into()))
+                    .collect();
+                let width = names
+                    .iter()
+                    .map(|n| n.chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(8);
+                for (k, (r, name)) in records.iter().zip(&names).enumerate() {
                     let (rows, cols) = r.value.shape();
                     let shape = match r.value {
                         crate::tape::Tensor::Scalar(_) => "number".to_string(),
@@ -478,9 +489,8 @@ impl Repl {
                     let inputs: Vec<String> =
                         r.inputs.iter().map(|i| format!("#{}", i + 1)).collect();
                     text.push_str(&format!(
-                        "#{:<3} {:<8} {:<16} {:<12} {}\n",
+                        "#{:<3} {name:<width$} {:<16} {:<12} {}\n",
                         k + 1,
-                        r.name.as_deref().unwrap_or("-"),
                         r.op.name(),
                         inputs.join(" "),
                         shape
@@ -495,7 +505,11 @@ impl Repl {
                 if self.interp.tape.records.is_empty() {
                     self.say("no tape yet\n");
                 } else {
-                    match crate::graph::write(&self.interp.tape, std::path::Path::new(rest)) {
+                    match crate::graph::write(
+                        &self.interp.tape,
+                        std::path::Path::new(rest),
+                        &self.sources,
+                    ) {
                         Ok(()) => self.say(&format!("wrote {rest}\n")),
                         Err(message) => {
                             let d = self.sources.unplaced(message);
@@ -503,6 +517,40 @@ impl Repl {
                         }
                     }
                 }
+            }
+            "blame" if !rest.is_empty() && !self.interp.is_variable(rest) => {
+                // Offer only names whose blame can be read: variables that
+                // hold a value of the last tape.
+                let tape = &self.interp.tape;
+                let on_tape: Vec<&str> = self
+                    .interp
+                    .globals
+                    .keys()
+                    .filter(|name| {
+                        let value = self.interp.globals[name.as_str()].value.as_ref();
+                        value.is_some_and(|v| tape.find(v.tag()).is_some())
+                    })
+                    .map(String::as_str)
+                    .collect();
+                // Any one-letter name is a near miss of any other.
+                let close = crate::diagnostic::near_miss(rest, on_tape.iter().copied())
+                    .filter(|_| rest.chars().count() > 1);
+                let hint = match close {
+                    Some(close) => format!("did you mean `{close}`?"),
+                    None if on_tape.is_empty() => {
+                        "no variable holds a value of a tape yet: run a tape first".to_string()
+                    }
+                    None => {
+                        let mut names = on_tape.clone();
+                        names.sort_unstable();
+                        format!("blame can be read for {}", names.join(", "))
+                    }
+                };
+                let d = self
+                    .sources
+                    .unplaced(format!("there is no variable `{rest}`"))
+                    .with_hint(hint);
+                self.report(&d);
             }
             "blame" if !rest.is_empty() => self.line(&format!("Blame({rest});")),
             "load" if !rest.is_empty() => {

@@ -128,6 +128,7 @@ fn elementwise_operations_and_products() {
             Elementwise::Add,
             Elementwise::Sub,
             Elementwise::Mul,
+            Elementwise::Hadamard,
             Elementwise::Div,
         ] {
             for b in &others {

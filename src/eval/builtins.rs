@@ -318,7 +318,7 @@ impl Interpreter {
                 }
                 return self
                     .apply(
-                        Op::Elementwise(Elementwise::Mul),
+                        Op::Elementwise(Elementwise::Hadamard),
                         &[(v(0), s(0)), (v(1), s(1))],
                         span,
                     )

@@ -1407,7 +1407,16 @@ impl Interpreter {
             return Ok(None);
         }
         match frame.locals.get("Result").and_then(|s| s.value.clone()) {
-            Some(v) => Ok(Some(v)),
+            Some(v) => {
+                if let Some(node) = self.tape.find(v.tag()) {
+                    let record = &mut self.tape.records[node as usize];
+                    if record.name.as_deref() == Some("Result") && record.call.is_none() {
+                        record.name = Some(format!("{} result", routine.name.text));
+                        record.call = Some(span);
+                    }
+                }
+                Ok(Some(v))
+            }
             None => fail(
                 Diagnostic::new(
                     routine.header,

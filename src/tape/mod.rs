@@ -58,6 +58,9 @@ pub struct Record {
     pub name: Option<String>,
     /// The expression that made the value (for a leaf, where it was first read).
     pub span: Span,
+    /// For a function's `Result`, the call that gave it back: what tells
+    /// two calls of one function apart in pictures and listings.
+    pub call: Option<Span>,
 }
 
 /// Why the reverse walk could not finish: an operation's rule made a NaN,
@@ -222,6 +225,7 @@ impl Tape {
             kept: None,
             name: None,
             span,
+            call: None,
         });
         (self.records.len() - 1) as u32
     }

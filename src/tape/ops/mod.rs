@@ -123,6 +123,7 @@ impl Op {
             Op::Elementwise(Elementwise::Sub) => "-",
             Op::Elementwise(Elementwise::Div) => "/",
             Op::Elementwise(Elementwise::Mul) => "*",
+            Op::Elementwise(Elementwise::Hadamard) => "Hadamard",
             Op::Neg => "negate",
             Op::MatMul => "matrix product",
             Op::Transpose => "Transpose",
@@ -196,7 +197,7 @@ impl Op {
     /// ([`crate::tape::Tape::release_unread`]).
     pub fn reads(&self) -> Reads {
         let (inputs, output) = match self {
-            Op::Elementwise(Elementwise::Mul | Elementwise::Div)
+            Op::Elementwise(Elementwise::Mul | Elementwise::Hadamard | Elementwise::Div)
             | Op::MatMul
             | Op::CrossEntropy(_) => (true, false),
             Op::LayerNorm => (true, true),
@@ -240,7 +241,9 @@ impl Op {
             Op::Elementwise(Elementwise::Add | Elementwise::Sub) => {
                 finite(sum_bound(input(0)?, input(1)?))
             }
-            Op::Elementwise(Elementwise::Mul) => finite(product_bound(input(0)?, input(1)?, 1)),
+            Op::Elementwise(Elementwise::Mul | Elementwise::Hadamard) => {
+                finite(product_bound(input(0)?, input(1)?, 1))
+            }
             // The output's elements are some of the input's, or their negations.
             Op::Neg
             | Op::Transpose
@@ -313,7 +316,7 @@ impl Op {
                     terms => finite(product_bound(g, 1.0, terms)),
                 })
             }
-            Op::Elementwise(Elementwise::Mul) => {
+            Op::Elementwise(Elementwise::Mul | Elementwise::Hadamard) => {
                 [0, 1].map(|k| finite(product_bound(g, inputs[1 - k], summed(k))))
             }
             Op::Elementwise(Elementwise::Div) => [None, None],

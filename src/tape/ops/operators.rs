@@ -14,8 +14,10 @@ pub enum Elementwise {
     Add,
     Sub,
     Div,
-    /// `Hadamard(a, b)`, and `*` of a number with anything.
+    /// `*` of a number with anything.
     Mul,
+    /// `Hadamard(a, b)`: the same arithmetic as `Mul`, named as the call.
+    Hadamard,
 }
 
 impl Elementwise {
@@ -25,7 +27,7 @@ impl Elementwise {
             Elementwise::Add => x + y,
             Elementwise::Sub => x - y,
             Elementwise::Div => x / y,
-            Elementwise::Mul => x * y,
+            Elementwise::Mul | Elementwise::Hadamard => x * y,
         }
     }
 }
@@ -35,7 +37,7 @@ fn verb(kind: Elementwise) -> &'static str {
         Elementwise::Add => "add",
         Elementwise::Sub => "subtract",
         Elementwise::Div => "divide",
-        Elementwise::Mul => "multiply elementwise",
+        Elementwise::Mul | Elementwise::Hadamard => "multiply elementwise",
     }
 }
 
@@ -81,9 +83,17 @@ pub(super) fn elementwise_forward(
         })?,
     };
     let (a, b) = (a.view(), b.view());
-    let out = fixed_kind!(kind, Elementwise { Add, Sub, Div, Mul }, |kind| {
-        combine(&a, &b, shape, |x, y| kind.apply(x, y))
-    });
+    let out = fixed_kind!(
+        kind,
+        Elementwise {
+            Add,
+            Sub,
+            Div,
+            Mul,
+            Hadamard
+        },
+        |kind| { combine(&a, &b, shape, |x, y| kind.apply(x, y)) }
+    );
     Ok(Tensor::matrix(out))
 }
 
@@ -108,7 +118,7 @@ pub(super) fn elementwise_rule(
             ];
         }
         Elementwise::Sub => (g.to_owned(), g.mapv(|x| -x)),
-        Elementwise::Mul => (
+        Elementwise::Mul | Elementwise::Hadamard => (
             broadcast_zip(&g, &b.view(), |g, b| g * b),
             broadcast_zip(&g, &a.view(), |g, a| g * a),
         ),
