@@ -291,12 +291,12 @@ fn run_loaded(
     } = match loaded {
         Ok(loaded) => loaded,
         Err(errors) => {
-            report(&sources, &errors, opts.color, err);
+            report(sources, &errors, opts.color, err);
             return (EXIT_ERROR, None);
         }
     };
     if !warnings.is_empty() {
-        report(&sources, &warnings, opts.color, err);
+        report(sources, &warnings, opts.color, err);
     }
     let mut interp = Interpreter::new(out);
     interp.tape.only_blame_read = reads == Reads::OnlyBlame && !replays_tapes;
@@ -331,12 +331,12 @@ fn run_loaded(
     // its error if it has one.
     let warnings = std::mem::take(&mut interp.warnings);
     if !warnings.is_empty() {
-        report(&sources, &warnings, opts.color, err);
+        report(sources, &warnings, opts.color, err);
     }
     let code = match outcome {
         Ok(()) => EXIT_OK,
         Err(Stop::Error(d)) => {
-            report(&sources, &[*d], opts.color, err);
+            report(sources, &[*d], opts.color, err);
             EXIT_ERROR
         }
         Err(Stop::Interrupted) => {

@@ -92,7 +92,7 @@ pub(super) fn elementwise_forward(
             Mul,
             Hadamard
         },
-        |kind| { combine(&a, &b, shape, |x, y| kind.apply(x, y)) }
+        |kind| combine(&a, &b, shape, |x, y| kind.apply(x, y))
     );
     Ok(Tensor::matrix(out))
 }
