@@ -168,6 +168,9 @@ pub struct Builtin {
     pub params: &'static [Param],
     /// Takes any number of arguments (`Write`, `WriteLn`).
     pub variadic: bool,
+    /// How many of the last parameters may be left out (`Plot`'s path and
+    /// title).
+    pub optional: usize,
     /// Whether a call inside a tape records an operation.
     pub recorded: bool,
     /// What it takes, for messages about wrong arguments.
@@ -180,7 +183,11 @@ pub struct Builtin {
 
 impl Builtin {
     pub fn min_args(&self) -> usize {
-        if self.variadic { 0 } else { self.params.len() }
+        if self.variadic {
+            0
+        } else {
+            self.params.len() - self.optional
+        }
     }
 
     /// `usize::MAX` for any number.
@@ -201,7 +208,19 @@ impl Builtin {
 
     /// `Name(a, b)`, with the parameters' names.
     pub fn signature(&self) -> String {
-        let names: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+        let first_optional = self.params.len() - self.optional;
+        let names: Vec<String> = self
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if i >= first_optional {
+                    format!("[{}]", p.name)
+                } else {
+                    p.name.to_string()
+                }
+            })
+            .collect();
         if names.is_empty() && !self.variadic {
             self.name.to_string()
         } else {
@@ -260,6 +279,7 @@ const fn function(
         kind: Kind::Function,
         params,
         variadic: false,
+        optional: 0,
         recorded: false,
         takes,
         doc,
@@ -774,17 +794,21 @@ pub const BUILTINS: &[Builtin] = &[
         "draws a progress bar on stderr, on a terminal only",
         "Progress(step, 1000)",
     ),
-    procedure(
-        "Plot",
-        Does::Plot,
-        &[
-            param("points", Matrix, "[[1, 2, 3]]"),
-            param("path", Text, "'plot.svg'"),
-        ],
-        "a matrix and a file path",
-        "writes a line chart of the matrix's rows to an SVG file",
-        "Plot(losses, 'loss.svg')",
-    ),
+    Builtin {
+        optional: 2,
+        ..procedure(
+            "Plot",
+            Does::Plot,
+            &[
+                param("points", Matrix, "[[1, 2, 3]]"),
+                param("path", Text, "'plot.svg'"),
+                param("title", Text, "'loss'"),
+            ],
+            "a matrix, and optionally a file path and a title",
+            "a line chart of each row against its column number: an SVG file at the path, or without one (or with '') drawn here in braille",
+            "Plot(losses)  { or Plot(losses, 'loss.svg', 'training loss') }",
+        )
+    },
     function(
         "CheckBlame",
         Does::CheckBlame,

@@ -240,7 +240,10 @@ pub fn graph_file(
     }
     match (picture, &mut dot_out) {
         (Some(path), _) => match graph::write(&interp.tape, path, &sources) {
-            Ok(()) => EXIT_OK,
+            Ok(()) => {
+                let _ = writeln!(err, "tapec graph wrote {}", path.display());
+                EXIT_OK
+            }
             Err(message) => report_unplaced(message, opts.color, err),
         },
         (None, Some(out)) => {
@@ -329,6 +332,9 @@ fn run_loaded(
     let _ = interp.out.flush();
     // Warnings never stop the run: they are shown when it ends, before
     // its error if it has one.
+    for notice in std::mem::take(&mut interp.notices) {
+        let _ = writeln!(err, "{notice}");
+    }
     let warnings = std::mem::take(&mut interp.warnings);
     if !warnings.is_empty() {
         report(sources, &warnings, opts.color, err);

@@ -162,6 +162,9 @@ impl Repl {
 
     /// Shows the interpreter's warnings that are not shown yet.
     fn show_warnings(&mut self) {
+        for notice in std::mem::take(&mut self.interp.notices) {
+            let _ = writeln!(self.err, "{notice}");
+        }
         if !self.interp.warnings.is_empty() {
             let warnings = std::mem::take(&mut self.interp.warnings);
             self.report_all(&warnings);

@@ -711,7 +711,19 @@ impl Interpreter {
             }
             Does::Plot => {
                 let m = self.matrix(b, &vals, 0)?;
-                let path = self.string(b, &vals, 1)?;
+                let path = match vals.len() {
+                    1 => "".into(),
+                    _ => self.string(b, &vals, 1)?,
+                };
+                let title = match vals.len() {
+                    3 => self.string(b, &vals, 2)?,
+                    _ => "".into(),
+                };
+                if path.is_empty() {
+                    let chart = crate::eval::plot::braille(&m, &title);
+                    self.print(&chart);
+                    return Ok(None);
+                }
                 let full = self.base_dir.join(&*path);
                 let ending = std::path::Path::new(&*path)
                     .extension()
@@ -725,7 +737,7 @@ impl Interpreter {
                         .with_hint("give the file an .svg ending"),
                     );
                 }
-                let chart = crate::eval::plot::svg(&m).map_err(|e| {
+                let chart = crate::eval::plot::svg(&m, &title).map_err(|e| {
                     Diagnostic::new(span, format!("Plot could not draw the chart: {e}"))
                         .with_label(span, "this Plot")
                 })?;
@@ -739,6 +751,7 @@ impl Interpreter {
                         ),
                     ));
                 }
+                self.notices.push(format!("Plot wrote {}", full.display()));
                 return Ok(None);
             }
             Does::Show => {

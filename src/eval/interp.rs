@@ -140,6 +140,8 @@ pub struct Interpreter {
     pub out: Box<dyn Write>,
     /// Warnings not yet shown, for whoever runs the interpreter to render.
     pub warnings: Vec<Diagnostic>,
+    /// Lines for stderr not yet shown: where files were written.
+    pub notices: Vec<String>,
     /// The places already warned about: a tape in a loop warns once.
     warned: HashSet<Span>,
     /// Each `Nudge` since the last tape opened: the record of the value it
@@ -201,6 +203,7 @@ impl Interpreter {
     pub fn new(out: Box<dyn Write>) -> Interpreter {
         Interpreter {
             warnings: Vec::new(),
+            notices: Vec::new(),
             warned: HashSet::new(),
             nudged: Vec::new(),
             last_nudge: None,

@@ -1,5 +1,8 @@
-//! `Plot(m, path)`: an SVG line chart, one line per row of the matrix, with
-//! axes and labels, drawn by plotters' SVG backend (no system fonts needed).
+//! `Plot(m, path, title)`: a line chart, one line per row of the matrix
+//! against its column number. As SVG, drawn by plotters' SVG backend (no
+//! system fonts needed) with the lines laid over it at the chart's exact
+//! coordinates; or, with no path, as braille characters for the terminal
+//! (textplots).
 
 use ndarray::Array2;
 use plotters::prelude::*;
@@ -13,9 +16,12 @@ const COLOURS: [RGBColor; 6] = [
     RGBColor(140, 86, 75),
 ];
 
+/// What the x axis counts.
+const X_LABEL: &str = "column";
+
 /// The chart as SVG text: x is the column (1 to n), y the value. Infinite
 /// values are left out of the lines.
-pub fn svg(m: &Array2<f64>) -> Result<String, String> {
+pub fn svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
     let finite = || m.iter().copied().filter(|x| x.is_finite());
     let lo = finite().fold(f64::INFINITY, f64::min);
     let hi = finite().fold(f64::NEG_INFINITY, f64::max);
@@ -41,36 +47,107 @@ pub fn svg(m: &Array2<f64>) -> Result<String, String> {
             "value ÷ 4",
         ),
     };
-    let steps = m.ncols().max(2) as f64;
+    let columns = m.ncols().max(2) as f64;
     let mut text = String::new();
+    let area;
     {
         let root = SVGBackend::with_string(&mut text, (640, 400)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
+        let mut builder = ChartBuilder::on(&root);
+        // The right margin leaves room for the last tick's label.
+        builder
             .margin(12)
+            .margin_right(28)
             .x_label_area_size(36)
-            .y_label_area_size(56)
-            .build_cartesian_2d(1.0..steps, range)
+            .y_label_area_size(56);
+        if !title.is_empty() {
+            builder.caption(title, ("sans-serif", 18));
+        }
+        let mut chart = builder
+            .build_cartesian_2d(1.0..columns, range.clone())
             .map_err(|e| e.to_string())?;
         chart
             .configure_mesh()
-            .x_desc("step")
+            .x_desc(X_LABEL)
             .y_desc(label)
             .light_line_style(WHITE.mix(0.0))
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, row) in m.rows().into_iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            let points = row
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| v.is_finite())
-                .map(|(k, v)| (k as f64 + 1.0, v * scale));
-            chart
-                .draw_series(LineSeries::new(points, colour.stroke_width(2)))
-                .map_err(|e| e.to_string())?;
-        }
+        area = chart.plotting_area().get_pixel_range();
         root.present().map_err(|e| e.to_string())?;
     }
+    // The lines, at fractional pixels: the backend rounds each point to a
+    // whole pixel, which turns a slowly falling curve into stairs.
+    let (xs, ys) = (area.0, area.1);
+    // The last pixel of the area is `end - 1`, where the axes put the
+    // last tick.
+    let (width, height) = (
+        (xs.end - 1 - xs.start) as f64,
+        (ys.end - 1 - ys.start) as f64,
+    );
+    let x_of = |k: usize| xs.start as f64 + k as f64 / (columns - 1.0) * width;
+    let y_of =
+        |v: f64| (ys.end - 1) as f64 - (v - range.start) / (range.end - range.start) * height;
+    let mut lines = String::new();
+    for (i, row) in m.rows().into_iter().enumerate() {
+        let RGBColor(r, g, b) = COLOURS[i % COLOURS.len()];
+        // A run of finite values is one line; an infinity breaks it.
+        let mut run: Vec<String> = Vec::new();
+        let mut flush = |run: &mut Vec<String>| {
+            if run.len() > 1 {
+                lines.push_str(&format!(
+                    "<polyline fill=\"none\" stroke=\"#{r:02x}{g:02x}{b:02x}\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"{}\"/>\n",
+                    run.join(" ")
+                ));
+            }
+            run.clear();
+        };
+        for (k, v) in row.iter().enumerate() {
+            if v.is_finite() {
+                run.push(format!("{:.2},{:.2}", x_of(k), y_of(v * scale)));
+            } else {
+                flush(&mut run);
+            }
+        }
+        flush(&mut run);
+    }
+    let end = text.rfind("</svg>").ok_or("the SVG has no end")?;
+    text.insert_str(end, &lines);
     Ok(text)
+}
+
+/// The chart in braille characters, a few lines high, for the terminal.
+pub fn braille(m: &Array2<f64>, title: &str) -> String {
+    use textplots::{Chart, Plot, Shape};
+    let rows: Vec<Vec<(f32, f32)>> = m
+        .rows()
+        .into_iter()
+        .map(|row| {
+            row.iter()
+                .enumerate()
+                .map(|(k, v)| (k as f32 + 1.0, *v as f32))
+                .filter(|(_, v)| v.is_finite())
+                .collect()
+        })
+        .collect();
+    let shapes: Vec<Shape> = rows.iter().map(|points| Shape::Lines(points)).collect();
+    let columns = m.ncols().max(2) as f32;
+    let mut chart = Chart::new(120, 40, 1.0, columns);
+    let mut drawn = &mut chart;
+    for shape in &shapes {
+        drawn = drawn.lineplot(shape);
+    }
+    drawn.axis();
+    drawn.figures();
+    let mut text = String::new();
+    if !title.is_empty() {
+        text.push_str(title);
+        text.push('\n');
+    }
+    text.push_str(&format!("{drawn}"));
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!("x: {X_LABEL} 1 to {}\n", m.ncols()));
+    text
 }
