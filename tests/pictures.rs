@@ -161,6 +161,33 @@ fn plot_writes_an_svg_whose_line_holds_the_data_points() {
     // give y in the order 1st < 3rd < 2nd < 4th.
     assert!(line.windows(2).all(|w| w[0].0 < w[1].0));
     assert!(line[0].1 < line[2].1 && line[2].1 < line[1].1 && line[1].1 < line[3].1);
+    // The points are not rounded to whole pixels (that drew stairs).
+    assert!(
+        line.iter()
+            .any(|(x, y)| x.fract() != 0.0 || y.fract() != 0.0),
+        "{line:?}"
+    );
+    // The x axis counts columns, and its last tick's label is inside the
+    // picture with room to spare.
+    let texts: Vec<(f64, &str)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| Some((n.attribute("x")?.parse().ok()?, n.text()?.trim())))
+        .collect();
+    assert!(texts.iter().any(|(_, t)| *t == "column"), "{texts:?}");
+    let last_tick = texts
+        .iter()
+        .filter(|(_, t)| t.parse::<f64>().is_ok())
+        .map(|(x, _)| *x)
+        .fold(0.0, f64::max);
+    assert!(
+        last_tick + 12.0 < 640.0,
+        "the last tick's label at x = {last_tick}"
+    );
+    assert!(
+        err.contains("Plot wrote") && err.contains("losses.svg"),
+        "{err}"
+    );
 }
 
 /// Values so large that their padded range has no finite size (it hung in
@@ -282,4 +309,23 @@ fn check_blame_is_large_when_the_blame_is_wrong() {
     let (right, wrong) = (lines.next().unwrap(), lines.next().unwrap());
     assert!(right < 1e-6, "the true blame checks out: {right}");
     assert!(wrong > 0.1, "a doubled blame is caught: {wrong}");
+}
+
+#[test]
+fn graph_says_on_stderr_where_it_wrote_the_picture() {
+    let path = scratch().join("said.dot");
+    let opts = tapec::RunOptions::new("programs/knob.tape");
+    let target = path.clone();
+    let (code, err) = tapec::with_big_stack(move || {
+        let mut err = Vec::new();
+        let code = tapec::graph_file(&opts, Some(&target), Box::new(std::io::sink()), &mut err);
+        (code, String::from_utf8_lossy(&err).into_owned())
+    });
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(err, format!("tapec graph wrote {}\n", path.display()));
+    assert!(
+        std::fs::read_to_string(&path)
+            .expect("written")
+            .starts_with("digraph")
+    );
 }

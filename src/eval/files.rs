@@ -180,6 +180,23 @@ mod tests {
     }
 
     #[test]
+    fn a_write_replaces_the_file_whole_and_leaves_nothing_when_it_fails() {
+        let dir = std::env::temp_dir().join(format!("tapec-files-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("w.txt");
+        write_whole(&path, "1 2\n").unwrap();
+        write_whole(&path, "3\n").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "3\n");
+        // The temporary file is gone once renamed.
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(left.len(), 1);
+        // A path whose folder is a file cannot be written: the old file stays.
+        assert!(write_whole(&path.join("inside.txt"), "4\n").is_err());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "3\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn load_takes_tabs_and_crlf_and_refuses_what_is_not_a_matrix() {
         assert_eq!(
             parse_matrix("1\t2\r\n3  4\r\n\n").unwrap(),
