@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::diagnostic::SourceMap;
-use crate::tape::{Op, Record, Tape, Tensor};
+use crate::tape::{Op, Record, Tape, Tensor, WalkStep};
 
 /// The name a record is shown under: its variable's, and for a function's
 /// result the line and column of the call that gave it (two calls of one
@@ -193,6 +193,66 @@ pub fn write(tape: &Tape, path: &Path, sources: &SourceMap) -> Result<(), String
         )),
         Err(e) => Err(format!("`dot` could not draw `{}`: {e}", path.display())),
     }
+}
+
+/// A record as a step names it: `#9 o = matrix product`, `#1 k (leaf)`.
+fn record_title(tape: &Tape, k: usize, sources: &SourceMap) -> String {
+    let record = &tape.records[k];
+    match (shown_name(record, sources), &record.op) {
+        (Some(name), Op::Leaf) => format!("#{} {name} (leaf)", k + 1),
+        (None, Op::Leaf) => format!("#{} constant", k + 1),
+        (Some(name), op) => format!("#{} {name} = {}", k + 1, op.name()),
+        (None, op) => format!("#{} {}", k + 1, op.name()),
+    }
+}
+
+/// A value on lines of its own below a heading, indented.
+fn indented(value: &Tensor, indent: &str) -> String {
+    describe(value)
+        .lines()
+        .map(|line| format!("{indent}{line}\n"))
+        .collect()
+}
+
+/// The walk as text, one step a paragraph: the record visited, the blame
+/// it holds, and the share its per-link rule hands each input. What
+/// `tapec graph --walk` prints and `:walk` shows a step at a time.
+pub fn walk_text(tape: &Tape, steps: &[WalkStep], sources: &SourceMap) -> Vec<String> {
+    let total = steps.len();
+    steps
+        .iter()
+        .enumerate()
+        .map(|(n, step)| {
+            let k = step.record as usize;
+            let mut text = format!(
+                "step {} of {total}: {}",
+                n + 1,
+                record_title(tape, k, sources)
+            );
+            if tape.result == Some(step.record) {
+                text.push_str(", the tape's result: the walk starts here with blame 1\n");
+            } else {
+                text.push_str(", whose blame is now complete:\n");
+                text.push_str(&indented(&step.blame, "    "));
+            }
+            if step.shares.is_empty() {
+                let why = if tape.records[k].op == Op::Leaf {
+                    "a leaf hands blame to nothing"
+                } else {
+                    "its inputs are selectors, which get no blame"
+                };
+                text.push_str(&format!("  {why}\n"));
+            }
+            for (input, share) in &step.shares {
+                text.push_str(&format!(
+                    "  its per-link rule hands {} the share\n",
+                    record_title(tape, *input as usize, sources)
+                ));
+                text.push_str(&indented(share, "    "));
+            }
+            text
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -255,6 +255,31 @@ pub fn graph_file(
     }
 }
 
+/// `tapec graph FILE --walk`: runs the program, then prints the reverse
+/// walk of its last tape to `out`, step by step (the program's own output
+/// goes to `err`).
+pub fn walk_file(opts: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) -> i32 {
+    let mut sources = SourceMap::default();
+    let loaded = load(opts, &mut sources);
+    let program_out: Box<dyn Write> = Box::new(std::io::stderr());
+    let (code, interp) = run_loaded(opts, loaded, &sources, Reads::Values, program_out, err);
+    let Some(mut interp) = interp.filter(|_| code == EXIT_OK) else {
+        return code;
+    };
+    let Some(steps) = interp.tape.walk_steps() else {
+        let message = format!(
+            "`{}` walked no tape, so there is no walk to show",
+            opts.path.display()
+        );
+        return report_unplaced(message, opts.color, err);
+    };
+    for step in graph::walk_text(&interp.tape, &steps, &sources) {
+        let _ = writeln!(out, "{step}");
+    }
+    let _ = out.flush();
+    EXIT_OK
+}
+
 /// Runs a program given as bytes, as if it were the file `opts.path`:
 /// the entry point for tests that make programs up (fuzzing, properties).
 pub fn run_bytes(

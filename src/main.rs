@@ -50,13 +50,16 @@ enum Command {
     Check { file: PathBuf },
     /// Run a program and draw its last tape: DOT on stdout, or a .dot/.svg/.png file.
     #[command(
-        after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n\nSVG and PNG need Graphviz's `dot`; DOT needs nothing."
+        after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n  tapec graph programs/attention.tape --walk\n\nSVG and PNG need Graphviz's `dot`; DOT needs nothing."
     )]
     Graph {
         file: PathBuf,
         /// Where to write the picture (.dot, .svg or .png); DOT on stdout if absent.
-        #[arg(short, long)]
+        #[arg(short, long, conflicts_with = "walk")]
         output: Option<PathBuf>,
+        /// Print the reverse walk of the last tape, step by step, instead.
+        #[arg(long)]
+        walk: bool,
     },
     /// `tapec FILE.tape [ARGS...]`: the same as `tapec run FILE.tape [ARGS...]`.
     #[command(external_subcommand)]
@@ -125,7 +128,19 @@ fn main() {
             opts.color = color;
             tapec::with_big_stack(move || tapec::check_file(&opts, &mut std::io::stderr()))
         }
-        Some(Command::Graph { file, output }) => {
+        Some(Command::Graph {
+            file,
+            output: _,
+            walk: true,
+        }) => {
+            let mut opts = tapec::RunOptions::new(file);
+            opts.color = color;
+            tapec::with_big_stack(move || {
+                let mut out = std::io::BufWriter::new(std::io::stdout());
+                tapec::walk_file(&opts, &mut out, &mut std::io::stderr())
+            })
+        }
+        Some(Command::Graph { file, output, .. }) => {
             let mut opts = tapec::RunOptions::new(file);
             opts.color = color;
             tapec::with_big_stack(move || {

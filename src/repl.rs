@@ -26,6 +26,7 @@ use crate::syntax::tree::{ExprKind, Program, StmtKind};
 pub const PROMPT: &str = "tapec> ";
 pub const TAPE_PROMPT: &str = "tape> ";
 pub const CONTINUE_PROMPT: &str = "...> ";
+pub const WALK_PROMPT: &str = "walk> ";
 
 const HELP: &str = "\
 Enter statements; each runs when it is complete.
@@ -34,6 +35,7 @@ Enter statements; each runs when it is complete.
   :vars           every variable with its shape
   :tape           the records of the open or last tape
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
+  :walk           step through the last tape's walk (Enter: next, q: stop)
   :drop           drop the tape open at the prompt, every variable as before it
   :graph FILE     draw the open or last tape (.dot, or .svg/.png with Graphviz)
   :load FILE      run a program file in this session
@@ -49,6 +51,12 @@ pub struct Repl {
     pending: Pending,
     /// Where the open tape began, when a tape is open at the prompt.
     tape_started: Option<Span>,
+    /// The steps of the walk `:walk` is showing, and how many are shown.
+    walking: Option<(Vec<String>, usize)>,
+    /// Whether a person types the lines (a terminal): then `:walk` shows a
+    /// step per Enter; piped input gets every step at once, and its next
+    /// lines stay entries.
+    pub stepping: bool,
     /// Everything as it was before the tape open at the prompt: what
     /// `:drop` puts back.
     before_tape: Option<crate::eval::interp::Snapshot>,
@@ -69,6 +77,8 @@ impl Repl {
             pending: Pending::default(),
             tape_started: None,
             before_tape: None,
+            walking: None,
+            stepping: false,
             color,
             err,
             make_out: out,
@@ -90,7 +100,9 @@ impl Repl {
     }
 
     pub fn prompt(&self) -> &'static str {
-        if !self.pending.is_empty() {
+        if self.walking.is_some() {
+            WALK_PROMPT
+        } else if !self.pending.is_empty() {
             CONTINUE_PROMPT
         } else if self.tape_started.is_some() {
             TAPE_PROMPT
@@ -156,8 +168,60 @@ impl Repl {
 
     /// Takes one line of input, and shows the warnings it gave.
     pub fn line(&mut self, line: &str) {
+        if self.walking.is_some() {
+            self.walk_on(line.trim() == "q");
+            return;
+        }
         self.take_line(line);
         self.show_warnings();
+    }
+
+    /// `:walk`: the first step of the last tape's walk.
+    fn walk(&mut self) {
+        let steps = match self.interp.tape.walk_steps() {
+            Some(steps) if !self.interp.tape_is_open() => steps,
+            _ => {
+                self.say("no walked tape yet: close a tape with `end;` first\n");
+                return;
+            }
+        };
+        let text = crate::graph::walk_text(&self.interp.tape, &steps, &self.sources);
+        if !self.stepping {
+            let all: String = text.concat();
+            self.say(&all);
+            self.say("walk done: every record's blame is complete\n");
+            return;
+        }
+        self.walking = Some((text, 0));
+        self.walk_on(false);
+    }
+
+    /// The next step of the walk, or the end of it.
+    fn walk_on(&mut self, stop: bool) {
+        let Some((steps, shown)) = self.walking.take() else {
+            return;
+        };
+        if stop {
+            self.say(&format!(
+                "walk stopped after {shown} of {} steps\n",
+                steps.len()
+            ));
+            return;
+        }
+        match steps.get(shown) {
+            Some(step) => {
+                self.say(step);
+                if shown + 1 == steps.len() {
+                    self.say("walk done: every record's blame is complete\n");
+                } else {
+                    if shown == 0 {
+                        self.say("(Enter: the next step; q: stop)\n");
+                    }
+                    self.walking = Some((steps, shown + 1));
+                }
+            }
+            None => self.say("walk done\n"),
+        }
     }
 
     /// Shows the interpreter's warnings that are not shown yet.
@@ -361,6 +425,7 @@ impl Repl {
                 if !matches!(e.kind, ExprKind::Call { .. } | ExprKind::Name(_))
                     || is_value(&self.interp, e) =>
             {
+                self.interp.set_statement(stmt.span);
                 if let Some(v) = self.interp.exec_expr(e)? {
                     let text = match &v {
                         Value::Matrix(m, _) => format::echo_rows(m),
@@ -603,6 +668,7 @@ impl Repl {
                 *self = Repl::new(self.make_out, err, color);
                 self.say("reset: no variables, routines or tape\n");
             }
+            "walk" => self.walk(),
             "blame" => self.say("`:blame` needs a variable's name: `:blame NAME`\n"),
             "graph" => self.say("`:graph` needs a file to draw into: `:graph tape.dot`\n"),
             "load" => self.say("`:load` needs a program file: `:load FILE`\n"),
@@ -772,6 +838,7 @@ pub fn run_on_stdin(color: bool) -> i32 {
     crate::with_big_stack(move || {
         let terminal = std::io::stdin().is_terminal();
         let mut session = Repl::new(stdout, Box::new(std::io::stderr()), color && terminal);
+        session.stepping = terminal;
         let flag = session.interrupt_flag();
         let on_ctrl_c = move || flag.store(true, Ordering::Relaxed);
         if !terminal {
@@ -813,7 +880,10 @@ pub fn run_on_stdin(color: bool) -> i32 {
                     // History keeps whole entries: a routine typed over many
                     // lines comes back as one, to edit and enter again.
                     if session.prompt() != CONTINUE_PROMPT {
-                        let _ = editor.add_history_entry(entry.join("\n"));
+                        let whole = entry.join("\n");
+                        if !whole.trim().is_empty() {
+                            let _ = editor.add_history_entry(whole);
+                        }
                         entry.clear();
                     }
                 }

@@ -329,3 +329,31 @@ fn graph_says_on_stderr_where_it_wrote_the_picture() {
             .starts_with("digraph")
     );
 }
+
+/// The attention example's walk, step by step, as `tapec graph --walk`
+/// prints it: every share is an exact half or quarter, and those `k` gets
+/// add up to the blame LANGUAGE.md's worked example shows.
+#[test]
+fn the_attention_walk_matches_its_golden_file() {
+    let opts = tapec::RunOptions::new("programs/attention.tape");
+    let (code, out, err) = tapec::with_big_stack(move || {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        let code = tapec::walk_file(&opts, &mut out, &mut err);
+        (
+            code,
+            String::from_utf8(out).expect("utf-8"),
+            String::from_utf8_lossy(&err).into_owned(),
+        )
+    });
+    assert_eq!(code, 0, "{err}");
+    let golden =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/graph/attention.walk");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::write(&golden, &out).expect("write golden");
+    }
+    let expected = std::fs::read_to_string(&golden).expect("golden walk");
+    assert_eq!(out, expected);
+    // The last step is `k`'s, with the worked example's blame.
+    assert!(out.trim_end().ends_with("#1 k (leaf), whose blame is now complete:\n    [0 -4.5]\n    [0 4.5]\n  a leaf hands blame to nothing"), "{out}");
+}

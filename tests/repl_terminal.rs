@@ -51,6 +51,18 @@ fn prompts_continuation_and_ctrl_c() {
     .expect("walk");
     p.exp_string("tapec> ").expect("prompt again");
 
+    // `:walk` steps through the walk, one record per Enter, until `q`.
+    p.send_line(":walk").expect("send");
+    p.exp_string("step 1 of 3").expect("the first step");
+    p.exp_string("walk> ").expect("the walk prompt");
+    p.send_line("").expect("enter");
+    p.exp_string("step 2 of 3").expect("the next step");
+    p.exp_string("walk> ").expect("the walk prompt");
+    p.send_line("q").expect("q");
+    p.exp_string("walk stopped after 2 of 3 steps")
+        .expect("q stops it");
+    p.exp_string("tapec> ").expect("prompt again");
+
     // History holds whole entries: the up arrow brings back all three
     // lines of a routine, and Enter defines it again.
     // Each line waits for its prompt: the editor drops what is typed

@@ -3,12 +3,22 @@
 //! and the interpreter finds the same mistakes where the checks cannot see
 //! them (a prompt entry, a value known only when it runs).
 
+use crate::declarations::Builtin;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
 use crate::syntax::tree::{Expr, Name, Routine};
 
 /// A matrix literal whose rows differ in length, pointing at the first
 /// row that differs. Found by the checker, and again at run time for
 /// literals it could not see (the REPL's `:load` runs what it checked).
+fn elements(n: usize) -> String {
+    if n == 1 {
+        "1 element".to_string()
+    } else {
+        format!("{n} elements")
+    }
+}
+
+/// A ragged matrix literal: the first row of another length.
 pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
     let cols = rows[0].0.len();
     let (row, span) = rows.iter().find(|(r, _)| r.len() != cols)?;
@@ -16,12 +26,12 @@ pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
         Diagnostic::new(
             *span,
             format!(
-                "this row has {} elements but the first row has {cols}",
-                row.len()
+                "this row has {} but the first row has {cols}",
+                elements(row.len())
             ),
         )
-        .with_label(*span, format!("{} elements", row.len()))
-        .with_label(rows[0].1, format!("{cols} elements"))
+        .with_label(*span, elements(row.len()))
+        .with_label(rows[0].1, elements(cols))
         .with_hint("every row of a matrix has the same length"),
     )
 }
@@ -64,11 +74,13 @@ pub fn global_assigned(routine: &Routine, target: &Name) -> Diagnostic {
 }
 
 /// A builtin or routine called with the wrong number of arguments.
-pub fn wrong_count(name: &str, min: usize, takes: &str, got: usize, span: Span) -> Diagnostic {
-    let count = if min == 1 {
-        "1 argument".to_string()
-    } else {
-        format!("{min} arguments")
+pub fn wrong_count(b: &Builtin, got: usize, span: Span) -> Diagnostic {
+    let (name, min, max, takes) = (b.name, b.min_args(), b.max_args(), b.takes);
+    let count = match (min, max) {
+        (1, 1) => "1 argument".to_string(),
+        (min, max) if min == max => format!("{min} arguments"),
+        (min, usize::MAX) => format!("at least {min} argument{}", if min == 1 { "" } else { "s" }),
+        (min, max) => format!("{min} to {max} arguments"),
     };
     Diagnostic::new(
         span,

@@ -504,13 +504,7 @@ impl<'a> Checker<'a> {
         if let Some(b) = declarations::find(&name.text) {
             self.called.insert(b.does);
             if args.len() < b.min_args() || args.len() > b.max_args() {
-                self.error(wrong_count(
-                    &name.text,
-                    b.min_args(),
-                    b.takes,
-                    args.len(),
-                    span,
-                ));
+                self.error(wrong_count(b, args.len(), span));
             }
             if !matches!(b.does, Does::Write(_))
                 && let Some(w) = args.iter().find_map(|a| a.width.as_ref())
@@ -574,6 +568,52 @@ impl<'a> Checker<'a> {
                 );
                 continue;
             };
+            let not_a_variable = if declarations::find(&name.text).is_some() || name.text == "Inf" {
+                Some("a builtin")
+            } else if self.routine_signature(&name.text).is_some() {
+                Some("a routine")
+            } else {
+                None
+            };
+            if let Some(what) = not_a_variable {
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!(
+                            "argument {} of `{}` is a `var` parameter, so it must be a variable's name, but `{}` is {what}",
+                            i + 1,
+                            routine.text,
+                            name.text
+                        ),
+                    )
+                    .with_label(name.span, format!("{what}, not a variable")),
+                );
+                continue;
+            }
+            let local = self
+                .routine
+                .as_ref()
+                .is_some_and(|(_, locals)| locals.contains(&name.text));
+            if let Some((r, _)) = &self.routine
+                && !local
+                && self.globals.contains(&name.text)
+            {
+                self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!(
+                            "`{}` may not pass the global `{}` to a `var` parameter: a routine does not assign globals",
+                            r.name.text, name.text
+                        ),
+                    )
+                    .with_label(name.span, "a global")
+                    .with_hint(format!(
+                        "give `{}` a `var` parameter for it, and pass `{}` from the top level",
+                        r.name.text, name.text
+                    )),
+                );
+                continue;
+            }
             if self.loop_vars.contains(&name.text) {
                 self.error(
                     Diagnostic::new(
@@ -613,7 +653,7 @@ impl<'a> Checker<'a> {
             if b.kind == Kind::Procedure {
                 self.error(gives_no_value(&name.text, name.span));
             } else if b.min_args() > 0 {
-                self.error(wrong_count(&name.text, b.min_args(), b.takes, 0, name.span));
+                self.error(wrong_count(b, 0, name.span));
             }
             return;
         }

@@ -100,7 +100,7 @@ pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
                     return Err(Refusal {
                         line: number_of_line,
                         column,
-                        why: format!("`{token}` is not a number"),
+                        why: format!("`{}` is not a number", token.escape_debug()),
                     });
                 }
             }
@@ -111,9 +111,10 @@ pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
                     line: number_of_line,
                     column: line.chars().count() + 1,
                     why: format!(
-                        "row {} has {} numbers, row 1 has {n}",
+                        "row {} has {} number{}, row 1 has {n}",
                         rows + 1,
-                        tokens.len()
+                        tokens.len(),
+                        if tokens.len() == 1 { "" } else { "s" }
                     ),
                 });
             }

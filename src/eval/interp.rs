@@ -752,9 +752,23 @@ impl Interpreter {
                 }
                 v = retag(v, Some(self.tape.node(node)));
             }
-            if self.frames.len() == self.tape_frame_depth {
+            // The block's own assignments count, and so do those a routine
+            // makes through a `var` parameter to a variable of the block:
+            // such a parameter is recorded as the variable itself.
+            let blocks_own = self.frames.len() == self.tape_frame_depth;
+            let through = match var_param_of(&self.frames, &target.text) {
+                Some(at) => match &self.frames[self.frames.len() - 1].refs[at].place {
+                    Place::Global(_, name) if self.tape_frame_depth == 0 => Some(name.clone()),
+                    Place::Local(depth, name) if depth + 1 == self.tape_frame_depth => {
+                        Some(name.clone())
+                    }
+                    _ => None,
+                },
+                None => None,
+            };
+            if blocks_own || through.is_some() {
                 self.tape_result = Some(ResultCandidate {
-                    name: target.text.clone(),
+                    name: through.unwrap_or_else(|| target.text.clone()),
                     value: v.clone(),
                     span,
                 });
@@ -1254,13 +1268,7 @@ impl Interpreter {
     pub fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Flow<Option<Value>> {
         if let Some(b) = self.resolution.builtin(name) {
             if args.len() < b.min_args() || args.len() > b.max_args() {
-                return fail(wrong_count(
-                    &name.text,
-                    b.min_args(),
-                    b.takes,
-                    args.len(),
-                    span,
-                ));
+                return fail(wrong_count(b, args.len(), span));
             }
             for arg in args {
                 if arg.width.is_some() && !matches!(b.does, Does::Write(_)) {
@@ -1505,6 +1513,12 @@ impl Interpreter {
     /// The type a variable was declared with, if any.
     pub fn declared_type(&mut self, name: &Name) -> Option<TypeName> {
         self.slot_mut(name).and_then(|slot| slot.declared)
+    }
+
+    /// Says which statement is running, for the messages that point at it
+    /// (the REPL runs a bare expression without [`Interpreter::exec`]).
+    pub fn set_statement(&mut self, span: Span) {
+        self.current_stmt = span;
     }
 
     /// Ends a tape that an interrupted statement left open: its records

@@ -117,6 +117,8 @@ pub fn svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
 }
 
 /// The chart in braille characters, a few lines high, for the terminal.
+/// The characters have room for single precision only, so values are
+/// drawn (and their axis labelled) as f32s; the SVG is exact.
 pub fn braille(m: &Array2<f64>, title: &str) -> String {
     use textplots::{Chart, Plot, Shape};
     let rows: Vec<Vec<(f32, f32)>> = m
@@ -130,7 +132,17 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
                 .collect()
         })
         .collect();
-    let shapes: Vec<Shape> = rows.iter().map(|points| Shape::Lines(points)).collect();
+    // One column has no line to draw: its values are shown as points.
+    let shapes: Vec<Shape> = rows
+        .iter()
+        .map(|points| {
+            if m.ncols() == 1 {
+                Shape::Points(points)
+            } else {
+                Shape::Lines(points)
+            }
+        })
+        .collect();
     let columns = m.ncols().max(2) as f32;
     let mut chart = Chart::new(120, 40, 1.0, columns);
     let mut drawn = &mut chart;
@@ -149,5 +161,12 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
         text.push('\n');
     }
     text.push_str(&format!("x: {X_LABEL} 1 to {}\n", m.ncols()));
+    let left_out = m.iter().filter(|v| !(**v as f32).is_finite()).count();
+    if left_out > 0 {
+        text.push_str(&format!(
+            "({left_out} value{} too large to draw here left out; Plot(m, 'chart.svg') draws it to scale)\n",
+            if left_out == 1 { "" } else { "s" }
+        ));
+    }
     text
 }

@@ -123,6 +123,20 @@ fn common_mistake(
             .with_label(next, "the next statement starts here")
             .with_hint("every statement ends with `;`");
     }
+    // `a == b` and `x ** 2`, from other languages.
+    if let (Some(found), Some((previous, _))) = (found, before) {
+        if *found == Token::Eq && *previous == Token::Eq {
+            let mut d = d;
+            d.hints = vec!["a comparison is written with one `=`: `if x = 3 then`".to_string()];
+            return d;
+        }
+        if *found == Token::Star && *previous == Token::Star {
+            let mut d = d;
+            d.message = "there is no power operator".to_string();
+            d.hints = vec!["write `Sqr(x)` for x², or `Power(x, 2)` for any power".to_string()];
+            return d;
+        }
+    }
     // `x[2]`: an element with one index.
     if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
         let mut d = d;

@@ -99,6 +99,21 @@ pub struct Tape {
     /// go by [`Tape::release_unread`]: what the interpreter holds the open
     /// tape's size to.
     pub held_bytes: usize,
+    /// When set, the walk writes down each step it takes here: what a
+    /// picture or `:walk` shows is the real walk, not a second one.
+    pub steps: Option<Vec<WalkStep>>,
+}
+
+/// One step of the reverse walk: the record it visited, the blame that
+/// record held by then (its final blame: every record that used it came
+/// later and was walked before), and the share its per-link rule handed to
+/// each of its inputs, in the order they were handed.
+#[derive(Debug, Clone)]
+pub struct WalkStep {
+    pub record: u32,
+    pub blame: Tensor,
+    /// (input's record, share).
+    pub shares: Vec<(u32, Tensor)>,
 }
 
 impl Tape {
@@ -299,10 +314,21 @@ impl Tape {
         bounds.clear();
         bounds.resize(self.records.len(), f64::INFINITY);
         bounds[result as usize] = 1.0;
+        let mut steps = self.steps.take().map(|mut steps| {
+            steps.clear();
+            steps
+        });
         for i in (0..n).rev() {
             let Some(blame) = self.blame[i].take() else {
                 continue;
             };
+            if let Some(steps) = &mut steps {
+                steps.push(WalkStep {
+                    record: i as u32,
+                    blame: blame.clone(),
+                    shares: Vec::new(),
+                });
+            }
             let record = &self.records[i];
             if !record.inputs.is_empty() {
                 let mut inputs: SmallVec<[&Tensor; 2]> = SmallVec::new();
@@ -346,6 +372,7 @@ impl Tape {
                     let size = proved.unwrap_or_else(|| share.bound());
                     if size.is_nan() {
                         self.blame[i] = Some(blame);
+                        self.steps = steps;
                         return Err(WalkError {
                             record: i,
                             input: k,
@@ -354,6 +381,9 @@ impl Tape {
                         });
                     }
                     let target = record.inputs[k] as usize;
+                    if let Some(step) = steps.as_mut().and_then(|s| s.last_mut()) {
+                        step.shares.push((target as u32, share.clone()));
+                    }
                     match &mut self.blame[target] {
                         Some(existing) => {
                             existing.accumulate(share);
@@ -373,6 +403,7 @@ impl Tape {
                             if sum.is_nan() {
                                 let position = existing.first_nan().unwrap_or((1, 1));
                                 self.blame[i] = Some(blame);
+                                self.steps = steps;
                                 return Err(WalkError {
                                     record: i,
                                     input: k,
@@ -397,7 +428,24 @@ impl Tape {
             self.blame[i] = Some(blame);
         }
         self.blame_bounds = bounds;
+        self.steps = steps;
         Ok(())
+    }
+
+    /// The walk of the last tape, step by step, from walking it again with
+    /// its steps written down (the same walk: the records and their values
+    /// are as they were). `None` when there is no walked tape, or when its
+    /// values were let go as the walk went (a run that reads only blame).
+    pub fn walk_steps(&mut self) -> Option<Vec<WalkStep>> {
+        let result = self.result?;
+        if self.only_blame_read || self.open {
+            return None;
+        }
+        self.steps = Some(Vec::new());
+        let walked = self.walk(result);
+        let steps = self.steps.take();
+        walked.ok()?;
+        steps
     }
 
     /// Re-runs the recorded operations from record `node` to `result` with
