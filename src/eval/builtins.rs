@@ -572,17 +572,7 @@ impl Interpreter {
                         }
                     },
                     Err(e) => {
-                        return fail(
-                            about_path(
-                                s(0),
-                                format!(
-                                    "cannot read `{}`: {}",
-                                    full.display(),
-                                    crate::diagnostic::io_reason(&e)
-                                ),
-                            )
-                            .with_hint("a path is relative to the program file's folder"),
-                        );
+                        return fail(cannot_read(s(0), &full, &e));
                     }
                 }
             }
@@ -742,14 +732,7 @@ impl Interpreter {
                         .with_label(span, "this Plot")
                 })?;
                 if let Err(e) = std::fs::write(&full, chart) {
-                    return fail(about_path(
-                        s(1),
-                        format!(
-                            "cannot write `{}`: {}",
-                            full.display(),
-                            crate::diagnostic::io_write_reason(&e)
-                        ),
-                    ));
+                    return fail(cannot_write(s(1), &full, &e));
                 }
                 self.notices.push(format!("Plot wrote {}", full.display()));
                 return Ok(None);
@@ -854,17 +837,7 @@ impl Interpreter {
         let path = self.string(b, vals, 1)?;
         let full = self.base_dir.join(&*path);
         if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
-            return fail(
-                about_path(
-                    s(1),
-                    format!(
-                        "cannot write `{}`: {}",
-                        full.display(),
-                        crate::diagnostic::io_write_reason(&e)
-                    ),
-                )
-                .with_hint("a path is relative to the program file's folder"),
-            );
+            return fail(cannot_write(s(1), &full, &e));
         }
 
         Ok(())
@@ -885,17 +858,7 @@ impl Interpreter {
             }
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                return fail(
-                    about_path(
-                        s(0),
-                        format!(
-                            "cannot read `{}`: {}",
-                            full.display(),
-                            crate::diagnostic::io_reason(&e)
-                        ),
-                    )
-                    .with_hint("a path is relative to the program file's folder"),
-                );
+                return fail(cannot_read(s(0), &full, &e));
             }
         };
         match super::files::parse_matrix(&text) {
@@ -1067,4 +1030,30 @@ impl Interpreter {
 /// An error about a file a program names, with the path's argument marked.
 fn about_path(span: Span, message: String) -> Diagnostic {
     Diagnostic::new(span, message).with_label(span, "this path")
+}
+
+/// A file that could not be read, at the path written at `span`.
+fn cannot_read(span: Span, full: &std::path::Path, e: &std::io::Error) -> Diagnostic {
+    about_path(
+        span,
+        format!(
+            "cannot read `{}`: {}",
+            full.display(),
+            crate::diagnostic::io_reason(e)
+        ),
+    )
+    .with_hint("a path is relative to the program file's folder")
+}
+
+/// A file that could not be written, at the path written at `span`.
+fn cannot_write(span: Span, full: &std::path::Path, e: &std::io::Error) -> Diagnostic {
+    about_path(
+        span,
+        format!(
+            "cannot write `{}`: {}",
+            full.display(),
+            crate::diagnostic::io_write_reason(e)
+        ),
+    )
+    .with_hint("a path is relative to the program file's folder")
 }
