@@ -8,77 +8,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::diagnostic::SourceMap;
-use crate::tape::{Op, Record, Tape, Tensor, WalkStep};
-
-/// The name a record is shown under: its variable's, and for a function's
-/// result the line and column of the call that gave it (two calls of one
-/// function are two boxes).
-pub fn shown_name(record: &Record, sources: &SourceMap) -> Option<String> {
-    let name = record.name.as_ref()?;
-    Some(match record.call {
-        Some(call) => {
-            let (line, column) = sources.line_column(call);
-            format!("{name} at {line}:{column}")
-        }
-        None => name.clone(),
-    })
-}
-
-/// Matrices up to this many elements are shown in full; larger ones by
-/// shape and range.
-const SHOWN_IN_FULL: usize = 16;
-
-/// A number as short as it can be and still readable: up to 4 decimals.
-fn compact(x: f64) -> String {
-    if x.is_infinite() {
-        return if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    let text = format!("{x:.4}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text == "-0" {
-        "0".into()
-    } else {
-        text.to_string()
-    }
-}
-
-fn describe(t: &Tensor) -> String {
-    match t {
-        Tensor::Scalar(x) => compact(*x),
-        Tensor::Matrix(m) if m.len() <= SHOWN_IN_FULL => m
-            .rows()
-            .into_iter()
-            .map(|row| {
-                format!(
-                    "[{}]",
-                    row.iter()
-                        .map(|x| compact(*x))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                )
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        Tensor::Matrix(m) => {
-            let lo = m.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = m.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-            format!(
-                "{}×{} from {} to {}",
-                m.nrows(),
-                m.ncols(),
-                compact(lo),
-                compact(hi)
-            )
-        }
-    }
-}
-
-fn shape(t: &Tensor) -> String {
-    match t {
-        Tensor::Scalar(_) => "number".into(),
-        Tensor::Matrix(m) => format!("{}×{}", m.nrows(), m.ncols()),
-    }
-}
+use crate::picture::{box_lines, describe, shown_name};
+use crate::tape::{Op, Tape, Tensor, WalkStep};
 
 /// Escapes text for a double-quoted DOT string; newlines become line breaks.
 fn escape(text: &str) -> String {
@@ -94,26 +25,7 @@ pub fn dot(tape: &Tape, sources: &SourceMap) -> String {
     );
     for (k, record) in tape.records.iter().enumerate() {
         let is_result = tape.result == Some(k as u32);
-        let title = match (&shown_name(record, sources), &record.op) {
-            (Some(name), Op::Leaf) => format!("{name} (leaf)"),
-            (None, Op::Leaf) => "constant".to_string(),
-            (Some(name), op) => format!("{name} = {}", op.name()),
-            (None, op) => op.name().to_string(),
-        };
-        let title = if is_result {
-            format!("{title}  [result]")
-        } else {
-            title
-        };
-        let mut label = format!(
-            "#{} {title}\n{}\nvalue:\n{}",
-            k + 1,
-            shape(&record.value),
-            describe(&record.value)
-        );
-        if tape.result.is_some() {
-            label.push_str(&format!("\nblame:\n{}", describe(&tape.blame_of(k as u32))));
-        }
+        let label = box_lines(tape, k, sources).join("\n");
         let style = match (&record.op, is_result) {
             (_, true) => ", fillcolor=\"#fde2e2\", penwidth=2",
             (Op::Leaf, _) => ", fillcolor=\"#e3eefc\", shape=box, style=\"filled\"",
@@ -150,12 +62,27 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
     }
 }
 
-/// Writes the picture of `tape` to `path`: DOT as it is, or SVG/PNG drawn
-/// by Graphviz's `dot`. The error is a sentence for the user.
+/// Writes the picture of `tape` to `path`: DOT as it is, SVG drawn by
+/// tapec (`picture.rs`), or PNG drawn by Graphviz's `dot`. The error is a
+/// sentence for the user.
 pub fn write(tape: &Tape, path: &Path, sources: &SourceMap) -> Result<(), String> {
-    let text = dot(tape, sources);
     let format = format_of(path)?;
-    if format == "dot" {
+    if format == "png" {
+        let bytes = crate::picture::png(tape, sources)
+            .map_err(|e| format!("cannot draw `{}`: {e}", path.display()))?;
+        return std::fs::write(path, bytes).map_err(|e| {
+            format!(
+                "cannot write `{}`: {}",
+                path.display(),
+                crate::diagnostic::io_write_reason(&e)
+            )
+        });
+    }
+    let text = match format {
+        "svg" => crate::picture::svg(tape, sources),
+        _ => dot(tape, sources),
+    };
+    if format == "dot" || format == "svg" {
         return std::fs::write(path, text).map_err(|e| {
             format!(
                 "cannot write `{}`: {}",
@@ -260,12 +187,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_and_escapes() {
-        assert_eq!(compact(0.5), "0.5");
-        assert_eq!(compact(-4.5), "-4.5");
-        assert_eq!(compact(21.0), "21");
-        assert_eq!(compact(-0.00001), "0");
-        assert_eq!(compact(f64::NEG_INFINITY), "-inf");
+    fn escapes() {
         assert_eq!(escape("a \"b\" \\ c\nd"), "a \\\"b\\\" \\\\ c\\nd");
     }
 }

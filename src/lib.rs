@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod eval;
 pub mod graph;
 pub mod memory;
+pub mod picture;
 pub mod repl;
 pub mod syntax;
 pub mod tape;

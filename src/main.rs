@@ -50,7 +50,7 @@ enum Command {
     Check { file: PathBuf },
     /// Run a program and draw its last tape: DOT on stdout, or a .dot/.svg/.png file.
     #[command(
-        after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n  tapec graph programs/attention.tape --walk\n\nSVG and PNG need Graphviz's `dot`; DOT needs nothing."
+        after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n  tapec graph programs/attention.tape --walk\n\nSVG and PNG are drawn by tapec itself; DOT is for Graphviz."
     )]
     Graph {
         file: PathBuf,

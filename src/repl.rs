@@ -37,7 +37,7 @@ Enter statements; each runs when it is complete.
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
   :walk           step through the last tape's walk (Enter: next, q: stop)
   :drop           drop the tape open at the prompt, every variable as before it
-  :graph FILE     draw the open or last tape (.dot, or .svg/.png with Graphviz)
+  :graph FILE     draw the open or last tape (.svg, .png or .dot)
   :load FILE      run a program file in this session
   :reset          forget every variable, routine and tape
   :quit           leave (also Ctrl-D)
@@ -540,7 +540,7 @@ impl Repl {
                 let records = &self.interp.tape.records;
                 let names: Vec<String> = records
                     .iter()
-                    .map(|r| crate::graph::shown_name(r, &self.sources).unwrap_or("-".into()))
+                    .map(|r| crate::picture::shown_name(r, &self.sources).unwrap_or("-".into()))
                     .collect();
                 let width = names
                     .iter()
