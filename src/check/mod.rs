@@ -400,7 +400,14 @@ impl<'a> Checker<'a> {
                         format!("function `{}` never sets `Result`", r.name.text),
                     )
                     .with_label(r.header, "this function")
-                    .with_hint("assign the value to give back: `Result := ...;`"),
+                    .with_hint(if assigns(&r.body, &r.name.text) {
+                        format!(
+                            "a function gives back its value by `Result := ...;`, not by assigning its own name `{}` as in some Pascals",
+                            r.name.text
+                        )
+                    } else {
+                        "assign the value to give back: `Result := ...;`".to_string()
+                    }),
                 );
             }
         }

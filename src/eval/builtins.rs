@@ -836,6 +836,17 @@ impl Interpreter {
         let m = self.matrix(b, vals, 0)?;
         let path = self.string(b, vals, 1)?;
         let full = self.base_dir.join(&*path);
+        if path.is_empty() || full.is_dir() {
+            let what = if path.is_empty() {
+                "the path is empty".to_string()
+            } else {
+                format!("`{path}` is a folder")
+            };
+            return fail(
+                about_path(s(1), format!("Save needs a file's name, but {what}"))
+                    .with_hint("name the file to write, such as 'weights.txt'"),
+            );
+        }
         if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
             return fail(cannot_write(s(1), &full, &e));
         }
