@@ -441,11 +441,22 @@ impl Repl {
                 self.interp.last_nudge = None;
                 self.interp.exec(stmt)?;
                 let _ = self.interp.out.flush();
-                let nudge = matches!(&stmt.kind, StmtKind::Expr(e)
-                    if matches!(&e.kind, ExprKind::Call { name, .. } if name.text == "Nudge"));
-                if let Some((name, rate)) = self.interp.last_nudge.take().filter(|_| nudge) {
+                // A `Nudge` statement says which variable it moved, and by
+                // what rate (the one the call evaluated).
+                let nudged = match &stmt.kind {
+                    StmtKind::Expr(e) => match &e.kind {
+                        ExprKind::Call { name, args } if name.text == "Nudge" => {
+                            args.first().map(|a| &a.value.kind)
+                        }
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let rate = self.interp.last_nudge.take();
+                if let (Some(ExprKind::Name(variable)), Some(rate)) = (nudged, rate) {
                     self.say(&format!(
-                        "{name} nudged by {} · blame\n",
+                        "{} nudged by {} · blame\n",
+                        variable.text,
                         format::value(&rate)
                     ));
                 }

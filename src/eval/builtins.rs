@@ -148,7 +148,7 @@ impl Interpreter {
                 let Some(rate_number) = rate.as_number() else {
                     return fail(kind_error(b, 1, &rate, args[1].value.span));
                 };
-                self.last_nudge = Some((name.text.clone(), rate));
+                self.last_nudge = Some(rate);
                 let rate = rate_number;
                 let blame = self.tape.blame_of(node);
                 let v = match self.nudge_shared(&name, v, node, &blame, rate) {

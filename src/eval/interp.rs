@@ -148,8 +148,9 @@ pub struct Interpreter {
     /// changed (named by its variable) and the call, so that a second
     /// `Nudge` of one variable is told about the first.
     nudged: Vec<(u32, Span)>,
-    /// The variable and rate of the last `Nudge`, for the REPL's echo.
-    pub last_nudge: Option<(String, Value)>,
+    /// The rate of the last `Nudge`, for the REPL's echo (a number: no
+    /// allocation on the training path).
+    pub last_nudge: Option<Value>,
     /// `ParamStr(0)`, `ParamStr(1)`, ...
     pub params: Vec<String>,
     /// Where `ReadText` and `Plot` paths start from.
