@@ -1,11 +1,10 @@
 //! The picture of a tape: Graphviz DOT with one box per record (its name or
 //! operation, its shape, its value and its blame) and an arrow from each
 //! input to the record that used it. Leaves and the result are styled apart.
-//! SVG and PNG go through Graphviz's `dot` when it is installed.
+//! SVG and PNG are drawn by `picture.rs`, the walk's page by `page.rs`;
+//! this module also writes the walk as text.
 
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use crate::diagnostic::SourceMap;
 use crate::picture::{box_lines, describe, shown_name};
@@ -55,71 +54,42 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
         "dot" | "gv" => Ok("dot"),
         "svg" => Ok("svg"),
         "png" => Ok("png"),
+        "html" | "htm" => Ok("html"),
         _ => Err(format!(
-            "cannot draw `{}`: the picture can be written as .dot, .svg or .png",
+            "cannot draw `{}`: the picture can be written as .dot, .svg, .png, or .html \
+             (a page that steps through the walk)",
             path.display()
         )),
     }
 }
 
-/// Writes the picture of `tape` to `path`: DOT as it is, SVG drawn by
-/// tapec (`picture.rs`), or PNG drawn by Graphviz's `dot`. The error is a
-/// sentence for the user.
-pub fn write(tape: &Tape, path: &Path, sources: &SourceMap) -> Result<(), String> {
-    let format = format_of(path)?;
-    if format == "png" {
-        let bytes = crate::picture::png(tape, sources)
-            .map_err(|e| format!("cannot draw `{}`: {e}", path.display()))?;
-        return std::fs::write(path, bytes).map_err(|e| {
-            format!(
-                "cannot write `{}`: {}",
-                path.display(),
-                crate::diagnostic::io_write_reason(&e)
-            )
-        });
-    }
-    let text = match format {
-        "svg" => crate::picture::svg(tape, sources),
-        _ => dot(tape, sources),
-    };
-    if format == "dot" || format == "svg" {
-        return std::fs::write(path, text).map_err(|e| {
-            format!(
-                "cannot write `{}`: {}",
-                path.display(),
-                crate::diagnostic::io_write_reason(&e)
-            )
-        });
-    }
-    let child = Command::new("dot")
-        .arg(format!("-T{format}"))
-        .arg("-o")
-        .arg(path)
-        .stdin(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = match child {
-        Ok(c) => c,
-        Err(_) => {
-            return Err(format!(
-                "drawing `{}` needs Graphviz's `dot`, which is not installed: install Graphviz \
-                 (for example `apt-get install graphviz`), or write the DOT text with `-o tape.dot`",
-                path.display()
-            ));
+/// Writes the picture of `tape` to `path`: DOT as it is, SVG or PNG drawn
+/// by tapec (`picture.rs`), or the walk as a page (`page.rs`, which walks
+/// the tape again with its steps written down). `title` names the program
+/// on the page. The error is a sentence for the user.
+pub fn write(tape: &mut Tape, path: &Path, title: &str, sources: &SourceMap) -> Result<(), String> {
+    let bytes = match format_of(path)? {
+        "png" => crate::picture::png(tape, sources)
+            .map_err(|e| format!("cannot draw `{}`: {e}", path.display()))?,
+        "svg" => crate::picture::svg(tape, sources).into_bytes(),
+        "html" => {
+            let steps = tape.walk_steps().ok_or_else(|| {
+                format!(
+                    "cannot write `{}`: the last tape has not been walked, so there is no walk to show",
+                    path.display()
+                )
+            })?;
+            crate::page::html(tape, &steps, title, sources).into_bytes()
         }
+        _ => dot(tape, sources).into_bytes(),
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(text.as_bytes());
-    }
-    match child.wait_with_output() {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(format!(
-            "`dot` could not draw `{}`: {}",
+    std::fs::write(path, bytes).map_err(|e| {
+        format!(
+            "cannot write `{}`: {}",
             path.display(),
-            String::from_utf8_lossy(&o.stderr).trim()
-        )),
-        Err(e) => Err(format!("`dot` could not draw `{}`: {e}", path.display())),
-    }
+            crate::diagnostic::io_write_reason(&e)
+        )
+    })
 }
 
 /// A record as a step names it: `#9 o = matrix product`, `#1 k (leaf)`.

@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod eval;
 pub mod graph;
 pub mod memory;
+pub mod page;
 pub mod picture;
 pub mod repl;
 pub mod syntax;
@@ -229,7 +230,7 @@ pub fn graph_file(
         None => (Box::new(std::io::stderr()), Some(out)),
     };
     let (code, interp) = run_loaded(opts, loaded, &sources, Reads::Values, program_out, err);
-    let Some(interp) = interp.filter(|_| code == EXIT_OK) else {
+    let Some(mut interp) = interp.filter(|_| code == EXIT_OK) else {
         return code;
     };
     if interp.tape.records.is_empty() {
@@ -240,7 +241,12 @@ pub fn graph_file(
         return report_unplaced(message, opts.color, err);
     }
     match (picture, &mut dot_out) {
-        (Some(path), _) => match graph::write(&interp.tape, path, &sources) {
+        (Some(path), _) => match graph::write(
+            &mut interp.tape,
+            path,
+            &opts.path.display().to_string(),
+            &sources,
+        ) {
             Ok(()) => {
                 let _ = writeln!(err, "tapec graph wrote {}", path.display());
                 EXIT_OK

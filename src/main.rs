@@ -48,13 +48,13 @@ enum Command {
     /// Parse and check a program without running it, reporting every error at once.
     #[command(after_help = "Example:\n  tapec check programs/attention.tape")]
     Check { file: PathBuf },
-    /// Run a program and draw its last tape: DOT on stdout, or a .dot/.svg/.png file.
+    /// Run a program and draw its last tape: DOT on stdout, or a .dot/.svg/.png file, or an .html page that steps through the walk.
     #[command(
         after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n  tapec graph programs/attention.tape --walk\n\nSVG and PNG are drawn by tapec itself; DOT is for Graphviz."
     )]
     Graph {
         file: PathBuf,
-        /// Where to write the picture (.dot, .svg or .png); DOT on stdout if absent.
+        /// Where to write the picture (.dot, .svg, .png, or .html for the walk page); DOT on stdout if absent.
         #[arg(short, long, conflicts_with = "walk")]
         output: Option<PathBuf>,
         /// Print the reverse walk of the last tape, step by step, instead.

@@ -322,7 +322,13 @@ pub fn svg(tape: &Tape, sources: &SourceMap) -> String {
     let lines: Vec<Vec<String>> = (0..tape.records.len())
         .map(|k| box_lines(tape, k, sources))
         .collect();
-    let layout = lay_out(&lines, tape);
+    svg_of(tape, &lines)
+}
+
+/// The SVG text of `tape`'s picture with `lines[k]` in record `k`'s box:
+/// one `<text>` per line, in order, inside the record's `<g>`.
+pub fn svg_of(tape: &Tape, lines: &[Vec<String>]) -> String {
+    let layout = lay_out(lines, tape);
     let mut out = format!(
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"12\">\n\
          <defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n\
@@ -388,12 +394,19 @@ pub fn svg(tape: &Tape, sources: &SourceMap) -> String {
 }
 
 /// `tape`'s picture as PNG, rasterised from the same SVG by resvg (pure
-/// Rust). Text is set in a monospace font of the machine's, if it has one.
+/// Rust). Text is set in DejaVu Sans Mono, which tapec carries (the
+/// `dejavu` crate), never in the machine's fonts: a fresh machine with no
+/// fonts draws the same picture, to the pixel, as any other.
 pub fn png(tape: &Tape, sources: &SourceMap) -> Result<Vec<u8>, String> {
     use resvg::{tiny_skia, usvg};
+    use std::sync::Arc;
     let text = svg(tape, sources);
     let mut options = usvg::Options::default();
-    options.fontdb_mut().load_system_fonts();
+    let fonts = options.fontdb_mut();
+    for face in [dejavu::sans_mono::regular(), dejavu::sans_mono::bold()] {
+        fonts.load_font_source(usvg::fontdb::Source::Binary(Arc::new(face)));
+    }
+    fonts.set_monospace_family("DejaVu Sans Mono");
     let tree = usvg::Tree::from_str(&text, &options).map_err(|e| e.to_string())?;
     let size = tree.size().to_int_size();
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())

@@ -37,7 +37,7 @@ Enter statements; each runs when it is complete.
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
   :walk           step through the last tape's walk (Enter: next, q: stop)
   :drop           drop the tape open at the prompt, every variable as before it
-  :graph FILE     draw the open or last tape (.svg, .png or .dot)
+  :graph FILE     draw the open or last tape (.svg, .png, .dot; .html: the walk)
   :load FILE      run a program file in this session
   :reset          forget every variable, routine and tape
   :quit           leave (also Ctrl-D)
@@ -585,8 +585,9 @@ impl Repl {
                     self.say("no tape yet\n");
                 } else {
                     match crate::graph::write(
-                        &self.interp.tape,
+                        &mut self.interp.tape,
                         std::path::Path::new(rest),
+                        "the prompt's last tape",
                         &self.sources,
                     ) {
                         Ok(()) => self.say(&format!("wrote {rest}\n")),

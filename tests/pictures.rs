@@ -80,7 +80,8 @@ fn a_picture_that_cannot_be_written_is_an_error() {
     assert_eq!(out, "", "the program ran");
     assert_eq!(
         err,
-        "Error: cannot draw `tape.jpeg`: the picture can be written as .dot, .svg or .png\n"
+        "Error: cannot draw `tape.jpeg`: the picture can be written as .dot, .svg, .png, or \
+         .html (a page that steps through the walk)\n"
     );
     let missing = scratch().join("no-such-folder").join("tape.dot");
     let (code, out, err) = graph(&missing.display().to_string());
@@ -182,11 +183,18 @@ fn every_course_programs_picture_is_drawn_whole_without_overlaps() {
             (attr("width"), attr("height")),
             "{name}: the SVG's size"
         );
-        // Not blank: the boxes' outlines are drawn.
-        assert!(
-            image.pixels().iter().any(|p| p.red() < 100),
-            "{name}: the PNG is blank"
-        );
+        // Not blank: inside every box, clear of its outline, text is drawn
+        // (in the font tapec carries, so on any machine).
+        for (k, &(x, y, w, h)) in boxes.iter().enumerate() {
+            let inked = (y as u32 + 4..(y + h) as u32 - 4).any(|py| {
+                (x as u32 + 4..(x + w) as u32 - 4).any(|px| {
+                    image
+                        .pixel(px, py)
+                        .is_some_and(|p| p.red() < 100 && p.green() < 100)
+                })
+            });
+            assert!(inked, "{name}: box {} of the PNG has no text", k + 1);
+        }
     }
 }
 
@@ -412,4 +420,79 @@ fn the_attention_walk_matches_its_golden_file() {
     assert_eq!(out, expected);
     // The last step is `k`'s, with the worked example's blame.
     assert!(out.trim_end().ends_with("#1 k (leaf), whose blame is now complete:\n    [0 -4.5]\n    [0 4.5]\n  a leaf hands blame to nothing"), "{out}");
+}
+
+/// Every course program's walk page: one file that fetches nothing, with
+/// the picture's boxes, the walk's steps as data, and each input's running
+/// sum after its last share equal, bit for bit, to the blame the walk gave
+/// it. (A real browser drives the page in `walk_page.rs`.)
+#[test]
+fn every_course_programs_walk_page_is_whole_and_its_sums_are_the_walks() {
+    let mut programs: Vec<_> = std::fs::read_dir("programs")
+        .expect("programs")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "tape"))
+        .collect();
+    programs.sort();
+    for program in programs {
+        let name = program.file_stem().unwrap().to_string_lossy().to_string();
+        let page = scratch().join(format!("{name}.html"));
+        let opts = tapec::RunOptions::new(&program);
+        let target = page.clone();
+        let code = tapec::with_big_stack(move || {
+            tapec::graph_file(
+                &opts,
+                Some(&target),
+                Box::new(std::io::sink()),
+                &mut std::io::sink(),
+            )
+        });
+        assert_eq!(code, 0, "{name}");
+        let html = std::fs::read_to_string(&page).expect("page written");
+        for fetch in ["<link", " src=", "<iframe", "url(http", "import "] {
+            assert!(
+                !html.contains(fetch),
+                "{name}: the page fetches with `{fetch}`"
+            );
+        }
+        let data = html
+            .split_once("<script id=\"walk-data\" type=\"application/json\">")
+            .and_then(|(_, rest)| rest.split_once("</script>"))
+            .map(|(data, _)| data)
+            .expect("the walk's data");
+        let data: serde_json::Value = serde_json::from_str(data).expect("the data parses");
+        let records = data["records"].as_array().unwrap();
+        assert_eq!(
+            html.matches("<g class=\"record\"").count(),
+            records.len(),
+            "{name}: a box per record"
+        );
+        let steps = data["steps"].as_array().unwrap();
+        assert!(!steps.is_empty(), "{name}");
+        // The last sum each record received, against the blame it holds
+        // when the walk visits it.
+        let mut last_sum: Vec<Option<&serde_json::Value>> = vec![None; records.len()];
+        for step in steps {
+            let k = step["record"].as_u64().unwrap() as usize;
+            if let Some(sum) = last_sum[k] {
+                assert_eq!(
+                    sum["data"],
+                    step["blame"]["data"],
+                    "{name}: record #{}",
+                    k + 1
+                );
+                assert_eq!(
+                    sum["text"],
+                    step["blame"]["text"],
+                    "{name}: record #{}",
+                    k + 1
+                );
+            }
+            for share in step["shares"].as_array().unwrap() {
+                let input = share["input"].as_u64().unwrap() as usize;
+                assert!(input < k, "{name}: a share goes to an older record");
+                last_sum[input] = Some(&share["sum"]);
+            }
+        }
+    }
 }
