@@ -1,8 +1,9 @@
-//! This machine's float64 matrix-product roofline, one thread: the best rate
-//! tapec's product reaches, on large square products and on every product of
-//! one training step of `bench/gpt.tape` at the size given (V T d h, size L
-//! by default). `bench/compare` runs it to put the L step beside the time its
-//! products would take at that rate.
+//! This machine's float64 matrix-product roofline: the best rate tapec's
+//! product reaches, on as many threads as `TAPEC_THREADS` says (all the
+//! cores by default), on large square products and on every product of one
+//! training step of `bench/gpt.tape` at the size given (V T d h, size L by
+//! default). `bench/compare` runs it on one thread and on all to put each
+//! step beside the time its products would take at that rate.
 //!
 //!     cargo run --release --example roofline [V T d h]
 
@@ -51,6 +52,10 @@ fn best_seconds(m: usize, k: usize, n: usize, a_t: bool, b_t: bool) -> f64 {
 }
 
 fn main() {
+    tapec::threads::run(1 << 24, measure);
+}
+
+fn measure() {
     let args: Vec<usize> = std::env::args()
         .skip(1)
         .map(|a| a.parse().expect("V T d h are whole numbers"))

@@ -16,6 +16,7 @@ pub mod picture;
 pub mod repl;
 pub mod syntax;
 pub mod tape;
+pub mod threads;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -34,14 +35,10 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_ERROR: i32 = 1;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
-/// Runs `f` on a thread with a stack of [`RUN_STACK_BYTES`].
+/// Runs `f` on a thread with a stack of [`RUN_STACK_BYTES`], in a pool of
+/// as many threads as [`threads::count`] says (see [`threads::run`]).
 pub fn with_big_stack<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    std::thread::Builder::new()
-        .stack_size(RUN_STACK_BYTES)
-        .spawn(f)
-        .expect("cannot start the interpreter thread")
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    threads::run(RUN_STACK_BYTES, f)
 }
 
 /// Everything about one run of a program file.

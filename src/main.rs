@@ -23,6 +23,10 @@ struct Cli {
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     color: Color,
+    /// Threads for large matrix products (default: TAPEC_THREADS, else the
+    /// machine's cores). The results are the same, bit for bit, at any count.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -96,6 +100,17 @@ fn run(file: PathBuf, args: Vec<String>, color: bool) -> i32 {
 
 fn main() {
     let cli = Cli::parse();
+    match tapec::threads::from_env() {
+        Err(message) => {
+            let _ = writeln!(std::io::stderr(), "tapec: {message}");
+            std::process::exit(2);
+        }
+        Ok(from_env) => {
+            if let Some(n) = cli.threads.map(|n| n as usize).or(from_env) {
+                tapec::threads::set(n);
+            }
+        }
+    }
     let color = match cli.color {
         Color::Always => true,
         Color::Never => false,

@@ -6,6 +6,7 @@
 //! browser fails it, so in CI the page is always really driven.
 
 use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -34,11 +35,18 @@ fn browser() -> Option<(PathBuf, PathBuf)> {
     Some((chromium, driver))
 }
 
-/// Kills the driver when the test ends, however it ends.
+/// Ends the driver and every browser process it started when the test
+/// ends, however it ends: they share a process group of their own, which
+/// is signalled as a whole.
 struct Driver(Child);
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        let group = format!("-{}", self.0.id());
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .stderr(Stdio::null())
+            .status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -180,6 +188,7 @@ fn boxes(state: &Value) -> Vec<(usize, Vec<String>)> {
 async fn connect(chromium: &Path, driver: &Path, profile: &Path) -> (Driver, Client) {
     let port = free_port();
     let child = Command::new(driver)
+        .process_group(0)
         .arg(format!("--port={port}"))
         .stdout(Stdio::null())
         .stderr(Stdio::null())

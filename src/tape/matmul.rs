@@ -1,8 +1,9 @@
 //! The matrix product, the one place the tape spends most of its time.
 //!
 //! It calls `faer`'s matrix product (pure Rust, runtime-dispatched AVX2 and
-//! AVX-512 kernels, one thread) on strided views, so a transposed operand is
-//! read in place rather than copied.
+//! AVX-512 kernels, one thread per call) on strided views, so a transposed
+//! operand is read in place rather than copied. A large product's columns
+//! are split over the threads, each part the same sums as in the whole.
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
@@ -18,7 +19,16 @@ const PANEL: usize = 96;
 /// panels: 64Ki, a 256×256 weight.
 const PANELLED_FROM: usize = 1 << 16;
 
-/// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller).
+/// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller),
+/// on as many threads as [`crate::threads::count`] allows.
+pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
+    product_on(a, b, crate::threads::in_pool())
+}
+
+/// `a · b` with its columns split into up to `threads` parts, each part
+/// done by one thread of the pool (or one after another when there is no
+/// pool): the bits are the same at any `threads`, since a part is computed
+/// exactly as the same columns of the whole are (see [`parts`]).
 ///
 /// A product with a large right side and at least two panels of columns is
 /// done one panel of `PANEL` output columns at a time, the last one wider
@@ -27,39 +37,140 @@ const PANELLED_FROM: usize = 1 << 16;
 /// the packed copy back once for every few rows of `a`; a panel's packed
 /// part stays near the core. The result is the same bit for bit: each
 /// element is the same sum, taken in the same order (the depth is cut into
-/// blocks of 512 whatever the width, and `panelled` keeps every panel on the
-/// whole product's path), and the product is 4–8% faster at 32–512 rows by
-/// 1024 columns or more.
+/// blocks of 512 whatever the width, and `same_path` keeps every panel on
+/// the whole product's path), and the product is 4–8% faster at 32–512 rows
+/// by 1024 columns or more.
 ///
 /// A product of up to 32Ki multiply-adds and a depth up to 64 runs
 /// in `small`'s kernel where the CPU has AVX-512, with the same bits.
-pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
+pub fn product_on(a: ArrayView2<f64>, b: ArrayView2<f64>, threads: usize) -> Array2<f64> {
+    product_split_from(a, b, threads, SPLIT_FROM)
+}
+
+/// [`product_on`], splitting from `split_from` multiply-adds instead of
+/// [`SPLIT_FROM`]: what `examples/split.rs` measures the break-even with.
+pub fn product_split_from(
+    a: ArrayView2<f64>,
+    b: ArrayView2<f64>,
+    threads: usize,
+    split_from: usize,
+) -> Array2<f64> {
     let (m, k) = a.dim();
     let n = b.ncols();
     debug_assert_eq!(k, b.nrows());
     if let Some(out) = small::product(&a, &b) {
         return out;
     }
-    let panels = if panelled(m, k, n) { n / PANEL } else { 1 };
     let mut out = Array2::<f64>::uninit((m, n));
+    let dst = Dst(out.as_mut_ptr().cast::<f64>());
+    let split = parts(m, k, n, threads, split_from);
+    if split.len() > 1 && rayon::current_thread_index().is_some() {
+        // The other parts are offered to the pool; this thread does the
+        // first, then any part no other thread has taken.
+        rayon::scope(|scope| {
+            let dst = &dst;
+            for &(from, to) in &split[1..] {
+                // SAFETY: the parts' columns are disjoint and together all
+                // of `out`'s; see `columns`.
+                scope.spawn(move |_| unsafe { columns(a, b, dst.0, from, to) });
+            }
+            let (from, to) = split[0];
+            // SAFETY: as above.
+            unsafe { columns(a, b, dst.0, from, to) }
+        });
+    } else {
+        for &(from, to) in &split {
+            // SAFETY: as above, one part after another.
+            unsafe { columns(a, b, dst.0, from, to) }
+        }
+    }
+    // SAFETY: the parts wrote every column of every row.
+    unsafe { out.assume_init() }
+}
+
+/// Two products at once: `first.0 · first.1` and `second.0 · second.1`,
+/// one on each of two threads when both are large enough to split and the
+/// caller runs in a pool (each then whole on its thread), one after the
+/// other otherwise. The bits are [`product`]'s either way.
+pub fn two_products(
+    first: (ArrayView2<f64>, ArrayView2<f64>),
+    second: (ArrayView2<f64>, ArrayView2<f64>),
+) -> (Array2<f64>, Array2<f64>) {
+    let large = |(a, b): (ArrayView2<f64>, ArrayView2<f64>)| a.len() * b.ncols() >= SPLIT_FROM;
+    if crate::threads::in_pool() >= 2 && large(first) && large(second) {
+        rayon::join(
+            || product_on(first.0, first.1, 1),
+            || product_on(second.0, second.1, 1),
+        )
+    } else {
+        (product(first.0, first.1), product(second.0, second.1))
+    }
+}
+
+/// `out`'s first element, shared by the threads that write its parts.
+struct Dst(*mut f64);
+// SAFETY: each thread writes only its own columns (`parts` are disjoint).
+unsafe impl Sync for Dst {}
+
+/// The fewest multiply-adds from which a product is split over threads:
+/// below it, handing a part to another thread costs more than it saves
+/// (`examples/split.rs` measures where the two meet).
+pub const SPLIT_FROM: usize = 1 << 20;
+
+/// The column ranges a product is done in: one, or up to `threads` of
+/// about equal width (a multiple of 8) when the product is large enough
+/// to pay for the split and every part stays on the whole's path, so that
+/// each element is the same sum taken in the same order.
+fn parts(m: usize, k: usize, n: usize, threads: usize, split_from: usize) -> Vec<(usize, usize)> {
+    let threads = threads.min(n / 8).max(1);
+    let width = n.div_ceil(threads).next_multiple_of(8);
+    // The last part is the narrowest.
+    let last = n - (n.div_ceil(width) - 1) * width;
+    if threads < 2 || width >= n || m * k * n < split_from || !same_path(m, k, last) {
+        return vec![(0, n)];
+    }
+    (0..n)
+        .step_by(width)
+        .map(|from| (from, (from + width).min(n)))
+        .collect()
+}
+
+/// Writes columns `from..to` of `a · b` into `out`, an m×n block in
+/// standard layout, panel by panel when [`panelled`].
+///
+/// # Safety
+/// `out` points at m×n writable elements that overlap neither `a` nor `b`,
+/// and no other thread writes columns `from..to` meanwhile.
+unsafe fn columns(a: ArrayView2<f64>, b: ArrayView2<f64>, out: *mut f64, from: usize, to: usize) {
+    let (m, k) = a.dim();
+    let n = b.ncols();
+    let part = to - from;
+    let panels = if panelled(m, k, part) {
+        part / PANEL
+    } else {
+        1
+    };
     let (b_rows, b_cols) = (b.strides()[0], b.strides()[1]);
     for panel in 0..panels {
         // The last panel takes the columns left over as well.
-        let from = panel * PANEL;
-        let width = if panel + 1 == panels { n - from } else { PANEL };
+        let start = from + panel * PANEL;
+        let width = if panel + 1 == panels {
+            to - start
+        } else {
+            PANEL
+        };
         // SAFETY: `a` and `b` are valid views whose pointers and strides
         // describe m×k and k×n elements, alive for this call, so columns
-        // `from..from + width` of `b` start `from` columns on; `out` is a
-        // fresh m×n block in standard layout that overlaps neither, and each
-        // call writes every element of its own columns and reads none
+        // `start..start + width` of `b` start `start` columns on; `out`
+        // overlaps neither (the caller's promise), and each call writes
+        // every element of its own columns and reads none
         // (`Accum::Replace`, a rectangular `dst`; k ≥ 1, as there are no
-        // empty matrices), so the panels together write all of it.
+        // empty matrices), so the panels together write all of `from..to`.
         unsafe {
             let lhs = MatRef::from_raw_parts(a.as_ptr(), m, k, a.strides()[0], a.strides()[1]);
-            let right_part = b.as_ptr().offset(from as isize * b_cols);
+            let right_part = b.as_ptr().offset(start as isize * b_cols);
             let rhs = MatRef::from_raw_parts(right_part, k, width, b_rows, b_cols);
-            let dst_part = out.as_mut_ptr().cast::<f64>().add(from);
-            let dst = MatMut::from_raw_parts_mut(dst_part, m, width, n as isize, 1);
+            let dst = MatMut::from_raw_parts_mut(out.add(start), m, width, n as isize, 1);
             triangular::matmul(
                 dst,
                 BlockStructure::Rectangular,
@@ -73,17 +184,20 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
             );
         }
     }
-    // SAFETY: the panels wrote every column of every row.
-    unsafe { out.assume_init() }
 }
 
 /// Whether `product` does an m×k by k×n product in panels: its right side
-/// is large and it has two panels or more, and each panel is a product
-/// that `faer` sends down the same path as the whole, whose sums are the
-/// same whatever the width (more than `faer`'s 16×16×16 small-product
-/// limit, and more than one row and column).
+/// is large and it has two panels or more, each on the whole's path.
 fn panelled(m: usize, k: usize, n: usize) -> bool {
-    m >= 2 && k * n >= PANELLED_FROM && n >= 2 * PANEL && m * k * PANEL > 16 * 16 * 16
+    k * n >= PANELLED_FROM && n >= 2 * PANEL && same_path(m, k, PANEL)
+}
+
+/// Whether `faer` sends an m×k by k×`width` product down the same path as
+/// any wider one with those rows and depth, whose sums are the same
+/// whatever the width: more than `faer`'s 16×16×16 small-product limit,
+/// and more than one row and column.
+fn same_path(m: usize, k: usize, width: usize) -> bool {
+    m >= 2 && width >= 2 && m * k * width > 16 * 16 * 16
 }
 
 #[cfg(test)]
@@ -235,6 +349,74 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Products of many shapes (every product of a training step of
+    /// `bench/gpt.tape` at sizes S, M and L, odd sizes, shapes near the
+    /// split's limits), either side plain or transposed, on one thread and
+    /// split over two and three threads of a real pool, alone and two at
+    /// once: the same bits everywhere.
+    #[test]
+    fn threads_never_change_a_bit_of_a_product() {
+        let mut shapes = vec![
+            (2, 1000, 600),
+            (3, 700, 500),
+            (1, 1024, 1024),
+            (1000, 3, 400),
+            (129, 257, 1023),
+            (97, 301, 211),
+            (64, 64, 64),
+            (100, 100, 101),
+            (17, 2048, 33),
+            (300, 300, 17),
+        ];
+        for [v, t, d, h] in [[27, 8, 16, 64], [65, 32, 64, 256], [65, 128, 256, 1024]] {
+            for (m, k, n) in [
+                (t, d, d),
+                (t, d, t),
+                (t, t, d),
+                (t, d, h),
+                (t, h, d),
+                (t, d, v),
+            ] {
+                shapes.extend([(m, k, n), (k, m, n), (m, n, k)]);
+            }
+        }
+        let pool = |n| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+        };
+        let (two, three) = (pool(2), pool(3));
+        let mut split = 0;
+        for (i, &(m, k, n)) in shapes.iter().enumerate() {
+            let a = filled(m, k, 40 + i as u64);
+            let b = filled(k, n, 90 + i as u64);
+            let (a_t, b_t) = (stored_transposed(&a), stored_transposed(&b));
+            for left in [a.view(), a_t.t()] {
+                for right in [b.view(), b_t.t()] {
+                    let one = product_on(left, right, 1);
+                    if parts(m, k, n, 2, SPLIT_FROM).len() > 1 {
+                        split += 1;
+                    }
+                    let bits = |x: &Array2<f64>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    for (threads, pool) in [(2, &two), (3, &three)] {
+                        let many = pool.install(|| product_on(left, right, threads));
+                        assert_eq!(bits(&one), bits(&many), "{m}×{k}×{n} on {threads} threads");
+                        let (x, y) = pool.install(|| two_products((left, right), (left, right)));
+                        assert_eq!(bits(&one), bits(&x), "{m}×{k}×{n}, two at once");
+                        assert_eq!(bits(&one), bits(&y), "{m}×{k}×{n}, two at once");
+                    }
+                    assert_eq!(
+                        bits(&one),
+                        bits(&whole(left, right)),
+                        "{m}×{k}×{n}: one call"
+                    );
+                }
+            }
+        }
+        assert!(split >= 40, "only {split} of the products were split");
     }
 
     #[test]

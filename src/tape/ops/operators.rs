@@ -5,7 +5,7 @@
 use ndarray::{Array2, ArrayView2, Axis, Zip};
 use smallvec::smallvec;
 
-use super::super::matmul::product;
+use super::super::matmul::{product, two_products};
 use super::tensor::{Blames, OpError, Tensor, describe_shape, map};
 
 /// Elementwise operations of two values, which broadcast.
@@ -207,10 +207,8 @@ pub(super) fn matmul_forward(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> 
 pub(super) fn matmul_rule(inputs: &[&Tensor], blame: &Tensor) -> Blames {
     let g = blame.view();
     let (a, b) = (inputs[0].view(), inputs[1].view());
-    smallvec![
-        Some(Tensor::matrix(product(g.view(), b.t()))),
-        Some(Tensor::matrix(product(a.t(), g.view()))),
-    ]
+    let (of_a, of_b) = two_products((g.view(), b.t()), (a.t(), g.view()));
+    smallvec![Some(Tensor::matrix(of_a)), Some(Tensor::matrix(of_b))]
 }
 
 /// `a` and `b`, each broadcast to `shape`, combined element by element. The
