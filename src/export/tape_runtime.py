@@ -1,0 +1,223 @@
+"""The runtime of a tape program exported to Python: the specified random
+generator, bit for bit as tapec draws it.
+
+tapec draws normals by Box-Muller with the pure-Rust `libm` crate's `log`
+and `cos`, whose results differ from the C library's (Python's `math.log`
+and `math.cos`) by one unit in the last place in a few percent of draws.
+So both are ported here from `libm` (itself from musl and FreeBSD), step
+for step, for every argument the generator can give them: `log` for any
+number, `cos` for |x| below 2^20 * pi/2 (the generator's arguments are in
+[0, 2*pi)). Each operation is one IEEE double operation, as in Rust, so
+the results are the same bits. `tests/export_generator.rs` compares a
+million draws with tapec's.
+"""
+import math
+import struct
+
+MASK64 = (1 << 64) - 1
+
+
+def _bits(x):
+    return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+
+def _float(bits):
+    return struct.unpack("<d", struct.pack("<Q", bits & MASK64))[0]
+
+
+# log: libm/src/math/log.rs
+_LN2_HI = _float(0x3FE62E42FEE00000)
+_LN2_LO = _float(0x3DEA39EF35793C76)
+_LG1 = _float(0x3FE5555555555593)
+_LG2 = _float(0x3FD999999997FA04)
+_LG3 = _float(0x3FD2492494229359)
+_LG4 = _float(0x3FCC71C51D8E78AF)
+_LG5 = _float(0x3FC7466496CB03DE)
+_LG6 = _float(0x3FC39A09D078C69F)
+_LG7 = _float(0x3FC2F112DF3E5244)
+_X1P54 = _float(0x4350000000000000)
+
+
+def log(x):
+    """The natural logarithm, as libm's `log`."""
+    ui = _bits(x)
+    hx = ui >> 32
+    k = 0
+    if hx < 0x00100000 or (hx >> 31) != 0:
+        if (ui << 1) & MASK64 == 0:
+            return -math.inf
+        if hx >> 31 != 0:
+            return math.nan
+        k -= 54
+        x *= _X1P54
+        ui = _bits(x)
+        hx = ui >> 32
+    elif hx >= 0x7FF00000:
+        return x
+    elif hx == 0x3FF00000 and (ui << 32) & MASK64 == 0:
+        return 0.0
+    hx = (hx + (0x3FF00000 - 0x3FE6A09E)) & 0xFFFFFFFF
+    k += (hx >> 20) - 0x3FF
+    hx = (hx & 0x000FFFFF) + 0x3FE6A09E
+    ui = (hx << 32) | (ui & 0xFFFFFFFF)
+    x = _float(ui)
+    f = x - 1.0
+    hfsq = 0.5 * f * f
+    s = f / (2.0 + f)
+    z = s * s
+    w = z * z
+    t1 = w * (_LG2 + w * (_LG4 + w * _LG6))
+    t2 = z * (_LG1 + w * (_LG3 + w * (_LG5 + w * _LG7)))
+    r = t2 + t1
+    dk = float(k)
+    return s * (hfsq + r) + dk * _LN2_LO - hfsq + f + dk * _LN2_HI
+
+
+# cos: libm/src/math/cos.rs, k_cos.rs, k_sin.rs, rem_pio2.rs
+_C1 = _float(0x3FA555555555554C)
+_C2 = _float(0xBF56C16C16C15177)
+_C3 = _float(0x3EFA01A019CB1590)
+_C4 = _float(0xBE927E4F809C52AD)
+_C5 = _float(0x3E21EE9EBDB4B1C4)
+_C6 = _float(0xBDA8FAE9BE8838D4)
+_S1 = _float(0xBFC5555555555549)
+_S2 = _float(0x3F8111111110F8A6)
+_S3 = _float(0xBF2A01A019C161D5)
+_S4 = _float(0x3EC71DE357B1FE7D)
+_S5 = _float(0xBE5AE5E68A2B9CEB)
+_S6 = _float(0x3DE5D93A5ACFD57C)
+_TO_INT = 1.5 / 2.2204460492503131e-16
+_INV_PIO2 = _float(0x3FE45F306DC9C883)
+_PIO2_1 = _float(0x3FF921FB54400000)
+_PIO2_1T = _float(0x3DD0B4611A626331)
+_PIO2_2 = _float(0x3DD0B4611A600000)
+_PIO2_2T = _float(0x3BA3198A2E037073)
+_PIO2_3 = _float(0x3BA3198A2E000000)
+_PIO2_3T = _float(0x397B839A252049C1)
+
+
+def _k_cos(x, y):
+    z = x * x
+    w = z * z
+    r = z * (_C1 + z * (_C2 + z * _C3)) + w * w * (_C4 + z * (_C5 + z * _C6))
+    hz = 0.5 * z
+    w = 1.0 - hz
+    return w + (((1.0 - w) - hz) + (z * r - x * y))
+
+
+def _k_sin(x, y, iy):
+    z = x * x
+    w = z * z
+    r = _S2 + z * (_S3 + z * _S4) + z * w * (_S5 + z * _S6)
+    v = z * x
+    if iy == 0:
+        return x + v * (_S1 + z * r)
+    return x - ((z * (0.5 * y - v * r) - y) - v * _S1)
+
+
+def _medium(x, ix):
+    tmp = x * _INV_PIO2 + _TO_INT
+    f_n = tmp - _TO_INT
+    n = int(f_n)
+    r = x - f_n * _PIO2_1
+    w = f_n * _PIO2_1T
+    y0 = r - w
+    ey = (_bits(y0) >> 52) & 0x7FF
+    ex = ix >> 20
+    if ex - ey > 16:
+        t = r
+        w = f_n * _PIO2_2
+        r = t - w
+        w = f_n * _PIO2_2T - ((t - r) - w)
+        y0 = r - w
+        ey = (_bits(y0) >> 52) & 0x7FF
+        if ex - ey > 49:
+            t = r
+            w = f_n * _PIO2_3
+            r = t - w
+            w = f_n * _PIO2_3T - ((t - r) - w)
+            y0 = r - w
+    y1 = (r - y0) - w
+    return n, y0, y1
+
+
+def _near(x, sign, n):
+    """x less n pi/2 (x plus, when x is negative), in two parts."""
+    if sign == 0:
+        z = x - n * _PIO2_1
+        y0 = z - n * _PIO2_1T
+        return n, y0, (z - y0) - n * _PIO2_1T
+    z = x + n * _PIO2_1
+    y0 = z + n * _PIO2_1T
+    return -n, y0, (z - y0) + n * _PIO2_1T
+
+
+def _rem_pio2(x):
+    sign = _bits(x) >> 63
+    ix = (_bits(x) >> 32) & 0x7FFFFFFF
+    if ix <= 0x400F6A7A:
+        if (ix & 0xFFFFF) == 0x921FB:
+            return _medium(x, ix)
+        if ix <= 0x4002D97C:
+            return _near(x, sign, 1)
+        return _near(x, sign, 2)
+    if ix <= 0x401C463B:
+        if ix <= 0x4015FDBC:
+            if ix == 0x4012D97C:
+                return _medium(x, ix)
+            return _near(x, sign, 3)
+        if ix == 0x401921FB:
+            return _medium(x, ix)
+        return _near(x, sign, 4)
+    if ix < 0x413921FB:
+        return _medium(x, ix)
+    raise ValueError("cos is ported for |x| < 2^20 * pi/2 only")
+
+
+def cos(x):
+    """The cosine, as libm's `cos`, for |x| < 2^20 * pi/2."""
+    ix = (_bits(x) >> 32) & 0x7FFFFFFF
+    if ix <= 0x3FE921FB:
+        if ix < 0x3E46A09E and int(x) == 0:
+            return 1.0
+        return _k_cos(x, 0.0)
+    if ix >= 0x7FF00000:
+        return x - x
+    n, y0, y1 = _rem_pio2(x)
+    n &= 3
+    if n == 0:
+        return _k_cos(y0, y1)
+    if n == 1:
+        return -_k_sin(y0, y1, 1)
+    if n == 2:
+        return -_k_cos(y0, y1)
+    return _k_sin(y0, y1, 1)
+
+
+class Random:
+    """The specified generator: SplitMix64, uniforms from the top 53 bits,
+    Box-Muller normals, whole numbers by scaling a uniform."""
+
+    def __init__(self, seed=0):
+        self.seed(seed)
+
+    def seed(self, n):
+        self.state = n & MASK64
+
+    def raw(self):
+        self.state = (self.state + 0x9E3779B97F4A7C15) & MASK64
+        z = self.state
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+        return z ^ (z >> 31)
+
+    def uniform(self):
+        return (self.raw() >> 11) * (1.0 / (1 << 53))
+
+    def normal(self):
+        u1 = self.uniform()
+        u2 = self.uniform()
+        return math.sqrt(-2.0 * log(1.0 - u1)) * cos(2.0 * math.pi * u2)
+
+    def int_in(self, lo, hi):
+        return lo + math.floor(self.uniform() * float(hi - lo + 1))
