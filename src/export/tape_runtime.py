@@ -8,7 +8,7 @@ So both are ported here from `libm` (itself from musl and FreeBSD), step
 for step, for every argument the generator can give them: `log` for any
 number, `cos` for |x| below 2^20 * pi/2 (the generator's arguments are in
 [0, 2*pi)). Each operation is one IEEE double operation, as in Rust, so
-the results are the same bits. `tests/export_generator.rs` compares a
+the results are the same bits. `tests/export_runtime.rs` compares a
 million draws with tapec's.
 """
 import math
@@ -221,3 +221,51 @@ class Random:
 
     def int_in(self, lo, hi):
         return lo + math.floor(self.uniform() * float(hi - lo + 1))
+
+
+# Output, as LANGUAGE.md section 7 prints it (src/eval/format.rs).
+
+def real(x, decimals=6):
+    """A real with `decimals` digits after the point, correctly rounded;
+    `inf`, `-inf`; a real that rounds to zero never keeps its minus."""
+    text = "%.*f" % (decimals, x)
+    if text.startswith("-") and set(text[1:]) <= set("0."):
+        return text[1:]
+    return text
+
+
+def _rows(m):
+    """A matrix's rows as lists of floats: a list of lists, or anything with
+    `.tolist()` (a tensor, an array)."""
+    return m.tolist() if hasattr(m, "tolist") else m
+
+
+def text(v):
+    """A value as `Write` prints it."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return real(v)
+    if isinstance(v, str):
+        return v
+    return "\n".join(" ".join(real(x) for x in row) for row in _rows(v))
+
+
+def field(v, width, decimals=None):
+    """A value with Pascal's `:width` and `:width:decimals`; on a matrix the
+    specifier applies to each element."""
+    if not isinstance(v, (bool, int, float, str)):
+        d = 6 if decimals is None else decimals
+        return "\n".join(" ".join(real(x, d).rjust(width) for x in row) for row in _rows(v))
+    if decimals is not None:
+        return real(float(v), decimals).rjust(width)
+    return text(v).rjust(width)
+
+
+def show(m):
+    """`Show(m)`: each row as `  row i: x x x`."""
+    return "".join(
+        "  row %d: %s\n" % (i + 1, " ".join(real(x) for x in row)) for i, row in enumerate(_rows(m))
+    )

@@ -1,8 +1,9 @@
-//! The exported program's generator (`src/export/tape_runtime.py`) draws
-//! what tapec draws, bit for bit: a million normals (each a `log` and a
-//! `cos` of libm's, ported to Python), uniforms and whole numbers, run by a
-//! real CPython. Without `python3` this test says it was not run; under
-//! `CI=true` it fails instead.
+//! The runtime of an exported program (`src/export/tape_runtime.py`), run
+//! by a real CPython against tapec: its generator draws what tapec draws,
+//! bit for bit (a million normals, each a `log` and a `cos` of libm's
+//! ported to Python; uniforms; whole numbers), and it prints every value as
+//! tapec prints it. Without `python3` these tests say they were not run;
+//! under `CI=true` they fail instead.
 
 use std::process::Command;
 
@@ -47,14 +48,22 @@ for x in normals:
 print("c_library_differs", differ)
 "#;
 
+/// Whether `python3` runs here; if not, says the test was not run, or
+/// fails under `CI=true`.
+fn have_python(test: &str) -> bool {
+    if Command::new("python3").arg("--version").output().is_ok() {
+        return true;
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("CI=true, but python3 is not installed");
+    }
+    eprintln!("NOT RUN: {test} needs python3");
+    false
+}
+
 #[test]
 fn the_exported_generator_draws_tapecs_bits() {
-    let python = Command::new("python3").arg("--version").output();
-    if python.is_err() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true, but python3 is not installed");
-        }
-        eprintln!("NOT RUN: the exported generator's test needs python3");
+    if !have_python("the exported generator's test") {
         return;
     }
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -104,4 +113,59 @@ fn the_exported_generator_draws_tapecs_bits() {
         differ > DRAWS / 100,
         "only {differ} draws differ with the C library"
     );
+}
+
+const PRINTS: &str = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import tape_runtime as t
+out = []
+r = t.Random(5)
+scales = [1e-9, 1e-6, 0.001, 0.5, 1, 7, 1000, 1e6, 1e15, 1e300]
+for i in range(1, 2001):
+    x = r.normal() * scales[i % 10]
+    out.append(t.text(x) + " " + t.field(x, 0, 3) + " " + t.field(x, 14) + " " + t.field(x, 20, 10)
+               + " " + t.field(x, 0, 0) + " " + t.field(-x, 1, 1) + "\n")
+inf = float("inf")
+out.append(" ".join([t.text(inf), t.text(-inf), t.field(inf, 8, 2), t.field(-inf, 0, 3),
+                     t.field(0.0005, 0, 3), t.field(-0.0005, 0, 3), t.text(-0.00000001)]) + "\n")
+out.append(t.text(42) + " " + t.field(-7, 5) + " " + t.text(True) + " " + t.field(False, 7) + " "
+           + t.field("text", 8) + "|\n")
+m = [[1.5, -0.0000001], [2.0, -3.25]]
+out.append(t.text(m) + "\n")
+out.append(t.field(m, 9, 2) + "\n")
+out.append(t.show(m))
+sys.stdout.write("".join(out))
+"#;
+
+/// Numbers of every size and sign, `inf`, zeros that must not print a
+/// minus, field specifiers, Booleans, strings and matrices: the text of
+/// `tests/export_output/values.tape` under tapec, and the same values
+/// printed by the runtime.
+#[test]
+fn the_exported_runtime_prints_as_tapec_prints() {
+    if !have_python("the exported runtime's output test") {
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (want, err, code) =
+        tapec::run_captured(&root.join("tests/export_output/values.tape"), &[], None);
+    assert_eq!(code, 0, "{err}");
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(PRINTS)
+        .arg(root.join("src/export"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(want.lines().count(), 2008);
+    for (n, (a, b)) in want.lines().zip(got.lines()).enumerate() {
+        assert_eq!(a, b, "line {}", n + 1);
+    }
+    assert_eq!(want, got);
 }
