@@ -169,3 +169,73 @@ fn the_exported_runtime_prints_as_tapec_prints() {
     }
     assert_eq!(want, got);
 }
+
+const INTEGERS: &str = r#"
+import sys
+sys.path.insert(0, sys.argv[1])
+import tape_runtime as t
+w = "integers.tape"
+big = 9223372036854775807
+small = t.int_sub(t.int_neg(big, w), 1, w)
+for a in range(-7, 8):
+    for b in range(-3, 4):
+        if b != 0:
+            print(t.text(a) + " " + t.text(b) + " " + t.text(t.int_div(a, b, w)) + " " + t.text(t.int_mod(a, b, w)))
+print(t.int_div(big, 2, w), t.int_mod(big, 10, w), t.int_div(small, 3, w), t.int_mod(small, 7, w), t.int_mod(small, -1, w))
+print(t.int_add(t.int_sub(big, 1, w), 1, w), t.int_add(small, big, w), t.int_neg(big, w), t.int_mul(3037000499, 3037000499, w))
+for f in [lambda: t.int_add(big, 1, w), lambda: t.int_sub(t.int_neg(big, w), 2, w),
+          lambda: t.int_mul(3037000500, 3037000500, w), lambda: t.int_div(small, -1, w),
+          lambda: t.int_neg(small, w), lambda: t.int_div(5, 0, w), lambda: t.int_mod(5, 0, w)]:
+    try:
+        f()
+        print("no error")
+    except t.TapeError as e:
+        print("Error: " + e.message)
+"#;
+
+/// `div` and `mod` of every sign and at the ends of the Integer range, and
+/// the overflow and division errors, from the runtime as from tapec.
+#[test]
+fn the_exported_runtime_keeps_integers_as_tapec_does() {
+    if !have_python("the exported runtime's Integer test") {
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (mut want, err, code) =
+        tapec::run_captured(&root.join("tests/export_output/integers.tape"), &[], None);
+    assert_eq!(code, 0, "{err}");
+    let scratch = std::env::temp_dir().join(format!("tapec-export-ints-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    for (k, statement) in [
+        "x := 9223372036854775807 + 1;",
+        "x := -9223372036854775807 - 2;",
+        "x := 3037000500 * 3037000500;",
+        "y := -9223372036854775807 - 1; x := y div -1;",
+        "y := -9223372036854775807 - 1; x := -y;",
+        "x := 5 div 0;",
+        "x := 5 mod 0;",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let file = scratch.join(format!("e{k}.tape"));
+        std::fs::write(&file, statement).unwrap();
+        let (_, err, code) = tapec::run_captured(&file, &[], None);
+        assert_eq!(code, 1, "{statement}");
+        want.push_str(err.lines().next().unwrap());
+        want.push('\n');
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(INTEGERS)
+        .arg(root.join("src/export"))
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(want, String::from_utf8_lossy(&out.stdout));
+}

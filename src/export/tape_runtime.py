@@ -269,3 +269,56 @@ def show(m):
     return "".join(
         "  row %d: %s\n" % (i + 1, " ".join(real(x) for x in row)) for i, row in enumerate(_rows(m))
     )
+
+
+# Errors and Integers (LANGUAGE.md sections 3 and 8).
+
+class TapeError(Exception):
+    """An error the language raises at run time, naming where in the
+    program's source it happened (`gpt.tape:67:5`)."""
+
+    def __init__(self, where, message):
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+
+
+_LOWEST, _HIGHEST = -(1 << 63), (1 << 63) - 1
+
+
+def _fits(n, where, what):
+    if _LOWEST <= n <= _HIGHEST:
+        return n
+    raise TapeError(where, f"integer overflow: {what} does not fit in 64 bits")
+
+
+def int_add(a, b, where):
+    return _fits(a + b, where, f"{a} + {b}")
+
+
+def int_sub(a, b, where):
+    return _fits(a - b, where, f"{a} - {b}")
+
+
+def int_mul(a, b, where):
+    return _fits(a * b, where, f"{a} * {b}")
+
+
+def int_neg(a, where):
+    return _fits(-a, where, f"-({a})")
+
+
+def int_div(a, b, where):
+    """`a div b`: the quotient rounded toward zero, as Pascal's."""
+    if b == 0:
+        raise TapeError(where, "`div` by zero")
+    q = abs(a) // abs(b)
+    return _fits(q if (a < 0) == (b < 0) else -q, where, f"{a} div {b}")
+
+
+def int_mod(a, b, where):
+    """`a mod b`: the remainder of `div`, with the sign of `a`."""
+    if b == 0:
+        raise TapeError(where, "`mod` by zero")
+    r = abs(a) % abs(b)
+    return -r if a < 0 else r
