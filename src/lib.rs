@@ -9,6 +9,7 @@ pub mod check;
 pub mod declarations;
 pub mod diagnostic;
 pub mod eval;
+pub mod export;
 pub mod graph;
 pub mod memory;
 pub mod page;
@@ -282,6 +283,31 @@ pub fn walk_file(opts: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) ->
     }
     let _ = out.flush();
     EXIT_OK
+}
+
+/// The checked program at `opts.path` as a Python script (`export`), with
+/// its runtime to write beside it; or its diagnostics rendered to `err`.
+/// (`tapec export` will call this once tape blocks are translated too.)
+pub fn export_python(opts: &RunOptions, err: &mut dyn Write) -> Option<String> {
+    let mut sources = SourceMap::default();
+    let loaded = match load(opts, &mut sources) {
+        Ok(loaded) => loaded,
+        Err(errors) => {
+            report(&sources, &errors, opts.color, err);
+            return None;
+        }
+    };
+    let file = opts.path.file_name().map_or_else(
+        || opts.path.display().to_string(),
+        |f| f.to_string_lossy().into_owned(),
+    );
+    match export::python(&loaded.program, &file, &sources) {
+        Ok(script) => Some(script),
+        Err(d) => {
+            report(&sources, &[*d], opts.color, err);
+            None
+        }
+    }
 }
 
 /// Runs a program given as bytes, as if it were the file `opts.path`:

@@ -13,6 +13,7 @@ million draws with tapec's.
 """
 import math
 import struct
+import sys
 
 MASK64 = (1 << 64) - 1
 
@@ -253,9 +254,12 @@ def text(v):
     return "\n".join(" ".join(real(x) for x in row) for row in _rows(v))
 
 
-def field(v, width, decimals=None):
+def field(v, width, decimals=None, where="?"):
     """A value with Pascal's `:width` and `:width:decimals`; on a matrix the
     specifier applies to each element."""
+    for n in (width, decimals):
+        if n is not None and (type(n) is not int or not 0 <= n <= 1000):
+            raise TapeError(where, "a field width or decimals must be an Integer from 0 to 1000")
     if not isinstance(v, (bool, int, float, str)):
         d = 6 if decimals is None else decimals
         return "\n".join(" ".join(real(x, d).rjust(width) for x in row) for row in _rows(v))
@@ -322,3 +326,299 @@ def int_mod(a, b, where):
         raise TapeError(where, "`mod` by zero")
     r = abs(a) % abs(b)
     return -r if a < 0 else r
+
+
+
+# The program's frame: running it, routines, conditions, types.
+
+def run(program):
+    """Runs the program's statements; a run-time error is printed as tapec
+    prints its first line, with where it happened, and ends with status 1."""
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_CALL_DEPTH + 200))
+    try:
+        program()
+    except TapeError as e:
+        sys.stdout.flush()
+        sys.stderr.write(f"Error: {e.message}\n  at {e.where}\n")
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.stdout.flush()
+        sys.stderr.write("interrupted\n")
+        sys.exit(130)
+    sys.stdout.flush()
+
+
+MAX_CALL_DEPTH = 1000
+_depth = [0]
+
+
+def routine(name, where):
+    """A routine's calls, counted: nesting deeper than the language allows
+    is its error, not Python's."""
+    def wrap(body):
+        def call(*args):
+            if _depth[0] >= MAX_CALL_DEPTH:
+                raise TapeError(where, f"calls are nested more than {MAX_CALL_DEPTH} deep (in `{name}`)")
+            _depth[0] += 1
+            try:
+                return body(*args)
+            finally:
+                _depth[0] -= 1
+        call.__name__ = body.__name__
+        call.__doc__ = body.__doc__
+        return call
+    return wrap
+
+
+def _kind(v):
+    if type(v) is bool:
+        return "a Boolean"
+    if type(v) is int:
+        return "an Integer"
+    if type(v) is float:
+        return "a Real"
+    if type(v) is str:
+        return "a String"
+    return "a matrix"
+
+
+def truth(v, where):
+    if type(v) is not bool:
+        raise TapeError(where, f"a condition must be a Boolean, not {_kind(v)}")
+    return v
+
+
+def bound(v, where):
+    if type(v) is not int:
+        raise TapeError(where, f"a `for` bound must be an Integer, not {_kind(v)}")
+    return v
+
+
+def typed(v, kind, where):
+    """`v` as a variable declared `kind` holds it: an Integer widens to a
+    Real; any other kind is an error."""
+    if kind == "Real" and type(v) is int:
+        return float(v)
+    wanted = {"Integer": int, "Real": float, "Boolean": bool, "String": str}.get(kind)
+    if wanted is None or type(v) is not wanted:
+        raise TapeError(where, f"expected a value of type {kind}, found {_kind(v)}")
+    return v
+
+
+def _number(v):
+    return type(v) in (int, float)
+
+
+def _real(x, where, what):
+    if x != x:
+        raise TapeError(where, f"{what} made a NaN (not a number)")
+    return x
+
+
+# Operators (LANGUAGE.md section 4): Integers stay Integers, an Integer
+# and a Real make a Real, `/` always makes a Real.
+
+def add(a, b, where):
+    if type(a) is int and type(b) is int:
+        return int_add(a, b, where)
+    if type(a) is str and type(b) is str:
+        return a + b
+    if _number(a) and _number(b):
+        return _real(float(a) + float(b), where, "`+`")
+    raise TapeError(where, f"cannot add {_kind(a)} and {_kind(b)}")
+
+
+def sub(a, b, where):
+    if type(a) is int and type(b) is int:
+        return int_sub(a, b, where)
+    if _number(a) and _number(b):
+        return _real(float(a) - float(b), where, "`-`")
+    raise TapeError(where, f"cannot subtract {_kind(a)} and {_kind(b)}")
+
+
+def mul(a, b, where):
+    if type(a) is int and type(b) is int:
+        return int_mul(a, b, where)
+    if _number(a) and _number(b):
+        return _real(float(a) * float(b), where, "`*`")
+    raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
+
+
+def divide(a, b, where):
+    if not (_number(a) and _number(b)):
+        raise TapeError(where, f"cannot divide {_kind(a)} and {_kind(b)}")
+    a, b = float(a), float(b)
+    if b == 0.0:
+        if a == 0.0 or a != a:
+            raise TapeError(where, "`/` made a NaN (not a number)")
+        return math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return _real(a / b, where, "`/`")
+
+
+def neg(a, where):
+    if type(a) is int:
+        return int_neg(a, where)
+    if type(a) is float:
+        return -a
+    raise TapeError(where, f"cannot negate {_kind(a)}")
+
+
+def not_(a, where):
+    return not truth(a, where)
+
+
+def _compare(a, b, where, symbol):
+    if _number(a) and _number(b):
+        return float(a), float(b)
+    if type(a) is type(b) and type(a) in (str, bool):
+        return a, b
+    raise TapeError(where, f"cannot compare {_kind(a)} with {_kind(b)} by `{symbol}`")
+
+
+def eq(a, b, where):
+    a, b = _compare(a, b, where, "=")
+    return a == b
+
+
+def ne(a, b, where):
+    a, b = _compare(a, b, where, "<>")
+    return a != b
+
+
+def lt(a, b, where):
+    a, b = _compare(a, b, where, "<")
+    return a < b
+
+
+def le(a, b, where):
+    a, b = _compare(a, b, where, "<=")
+    return a <= b
+
+
+def gt(a, b, where):
+    a, b = _compare(a, b, where, ">")
+    return a > b
+
+
+def ge(a, b, where):
+    a, b = _compare(a, b, where, ">=")
+    return a >= b
+
+
+def write(parts, end):
+    sys.stdout.write("".join(parts) + end)
+
+
+# Builtins of numbers and text (LANGUAGE.md section 6).
+
+INF = math.inf
+_rng = Random(0)
+
+
+def _whole(x, where, name):
+    if not -9.223372036854776e18 <= x < 9.223372036854776e18:
+        raise TapeError(where, f"{name} of {real(x)} does not fit in an Integer")
+    return int(x)
+
+
+def round_(x, where):
+    """`Round`: to the nearest whole number, halves away from zero."""
+    if type(x) is int:
+        return x
+    r = math.trunc(x) if math.isfinite(x) else x
+    if math.isfinite(x) and abs(x - r) >= 0.5:
+        r += 1 if x > 0 else -1
+    return _whole(float(r), where, "Round")
+
+
+def trunc(x, where):
+    if type(x) is int:
+        return x
+    return _whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc")
+
+
+def min_(a, b, where):
+    if type(a) is int and type(b) is int:
+        return min(a, b)
+    return float(b) if float(b) < float(a) else float(a)
+
+
+def max_(a, b, where):
+    if type(a) is int and type(b) is int:
+        return max(a, b)
+    return float(b) if float(b) > float(a) else float(a)
+
+
+def length(s, where):
+    return len(s)
+
+
+def seed(n, where):
+    _rng.seed(n)
+
+
+def rand_int(lo, hi, where):
+    if lo > hi:
+        raise TapeError(where, f"RandInt({lo}, {hi}): the lowest value is above the highest")
+    return _rng.int_in(lo, hi)
+
+
+def param_count(where=None):
+    return len(sys.argv) - 1
+
+
+def param_str(i, where):
+    if not 0 <= i < len(sys.argv):
+        raise TapeError(where, f"ParamStr({i}): there is no argument {i}")
+    return sys.argv[i]
+
+
+def str_to_int(text, where):
+    digits = text[1:] if text[:1] in ("-", "+") else text
+    if digits and all("0" <= c <= "9" for c in digits):
+        n = int(text)
+        if -(1 << 63) <= n < (1 << 63):
+            return n
+    raise TapeError(where, f"`{text}` is not an Integer")
+
+
+def str_to_float(text, where):
+    if text and all(c in "0123456789+-.eE" for c in text):
+        try:
+            return float(text)
+        except ValueError:
+            pass
+    raise TapeError(where, f"`{text}` is not a number")
+
+
+def abs_(x, where):
+    if type(x) is int:
+        return _fits(abs(x), where, f"Abs({x})")
+    return abs(x)
+
+
+def sqrt(x, where):
+    x = float(x)
+    if x < 0:
+        raise TapeError(where, "Sqrt made a NaN (not a number)")
+    return math.sqrt(x)
+
+
+def exp(x, where):
+    try:
+        return math.exp(float(x))
+    except OverflowError:
+        return math.inf
+
+
+def log_(x, where):
+    x = float(x)
+    if x < 0 or x != x:
+        raise TapeError(where, "Log made a NaN (not a number)")
+    return -math.inf if x == 0 else math.log(x)
+
+
+def sqr(x, where):
+    if type(x) is int:
+        return int_mul(x, x, where)
+    return _real(x * x, where, "Sqr")

@@ -1,0 +1,601 @@
+//! A checked program as a Python script that computes what tapec computes:
+//! the start of `tapec export`.
+//!
+//! The script is the program's own statements in Python, in order, with
+//! each statement's source line as a trailing comment, and every operation
+//! whose meaning Python's own operator does not have (Integer overflow,
+//! `div` and `mod` toward zero, `/` of Integers, comparisons across
+//! Integer and Real, conditions that must be Boolean) a call into the
+//! runtime `tape_runtime.py`, written beside the script, with the source
+//! place it reports errors at.
+//!
+//! What is translated so far: Integers, Reals, Booleans and Strings, every
+//! statement but `tape` and element assignment, routines (parameters by
+//! value and by `var`, typed parameters, locals and results, `Result`,
+//! recursion to the language's depth), and the builtins of numbers and
+//! text. A construct not yet translated is an error at its span that says
+//! so: matrices, tape blocks and the builtins that take or give a matrix.
+//!
+//! How each construct is carried over:
+//! - Globals are the module's globals; the top-level statements run in
+//!   `_program`, which declares them `global`, under `rt.run`, which
+//!   prints a run-time error as tapec does and exits with status 1.
+//! - Routines become functions defined before the program runs (tapec
+//!   declares every routine before it runs). Python's scoping is the
+//!   language's: a routine reads globals and makes local what it assigns.
+//! - A `var` parameter is copied in and copied back: the function returns
+//!   the final values of its `var` parameters (after `Result`), and the
+//!   call assigns them to the caller's variables.
+//! - `repeat ... until c` is `while _first or not c`, so that `continue`
+//!   still tests the condition.
+//! - A name that Python reserves, or that the script uses itself, gets a
+//!   trailing underscore.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::rc::Rc;
+
+use crate::declarations::{self, Does};
+use crate::diagnostic::{Diagnostic, SourceMap, Span};
+use crate::syntax::tree::{
+    Arg, BinaryOp, Expr, ExprKind, Name, Program, Routine, Stmt, StmtKind, TypeName, UnaryOp,
+};
+use crate::tape::ops::Unary;
+
+/// The runtime the script imports, written beside it.
+pub const RUNTIME: &str = include_str!("tape_runtime.py");
+
+/// Python's keywords and the names the script itself uses.
+const RESERVED: &[&str] = &[
+    "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+    "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+    "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+    "with", "yield", "match", "case", "type", "rt", "os", "sys", "range", "print", "int", "float",
+    "str", "bool", "len",
+];
+
+fn py_name(name: &str) -> String {
+    if RESERVED.contains(&name) || name.starts_with('_') {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
+
+/// A Python string literal of `text` (JSON's escapes are Python's).
+fn py_str(text: &str) -> String {
+    serde_json::to_string(text).unwrap_or_else(|_| "''".to_string())
+}
+
+fn not_yet(span: Span, what: &str) -> Box<Diagnostic> {
+    Box::new(
+        Diagnostic::new(
+            span,
+            format!("`tapec export` does not translate {what} yet"),
+        )
+        .with_label(span, "not translated yet"),
+    )
+}
+
+type Out<T> = Result<T, Box<Diagnostic>>;
+
+struct Exporter<'a> {
+    sources: &'a SourceMap,
+    file: String,
+    routines: HashMap<String, Rc<Routine>>,
+    out: String,
+    /// Numbers the `repeat` loops' first-turn flags.
+    repeats: usize,
+    /// The typed locals, parameters and result of the routine being
+    /// written: what an assignment to one of them converts to.
+    typed: Vec<(String, TypeName)>,
+}
+
+/// The Python script of `program`, a program that passed the checks, read
+/// from the file `file` (named in the script's comments and errors).
+pub fn python(program: &Program, file: &str, sources: &SourceMap) -> Out<String> {
+    let mut routines = HashMap::new();
+    collect_routines(&program.body, &mut routines);
+    let mut e = Exporter {
+        sources,
+        file: file.to_string(),
+        routines,
+        out: String::new(),
+        repeats: 0,
+        typed: Vec::new(),
+    };
+    e.script(program)?;
+    Ok(e.out)
+}
+
+fn collect_routines(stmts: &[Stmt], into: &mut HashMap<String, Rc<Routine>>) {
+    for stmt in stmts {
+        match &stmt.kind {
+            StmtKind::Routine(r) => {
+                into.insert(r.name.text.to_string(), r.clone());
+            }
+            StmtKind::Block(body) => collect_routines(body, into),
+            _ => {}
+        }
+    }
+}
+
+/// Every name the statements assign at this level (not inside routines),
+/// `var` arguments of `routines` included.
+fn assigned(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
+    for stmt in stmts {
+        match &stmt.kind {
+            StmtKind::Assign { target, .. } | StmtKind::AssignIndex { target, .. } => {
+                push_new(into, &target.text);
+            }
+            StmtKind::For { var, body, .. } => {
+                push_new(into, &var.text);
+                assigned(std::slice::from_ref(body), routines, into);
+            }
+            StmtKind::Block(body) | StmtKind::Repeat { body, .. } | StmtKind::Tape { body, .. } => {
+                assigned(body, routines, into)
+            }
+            StmtKind::If {
+                branches,
+                otherwise,
+            } => {
+                for (_, s) in branches {
+                    assigned(std::slice::from_ref(s), routines, into);
+                }
+                if let Some(s) = otherwise {
+                    assigned(std::slice::from_ref(s), routines, into);
+                }
+            }
+            StmtKind::While { body, .. } => assigned(std::slice::from_ref(body), routines, into),
+            StmtKind::Expr(Expr {
+                kind: ExprKind::Call { name, args },
+                ..
+            }) => {
+                // A routine's `var` arguments are assigned when it returns.
+                if let Some(r) = routines.get(&name.text) {
+                    for (p, arg) in r.params.iter().zip(args) {
+                        if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
+                            push_new(into, &n.text);
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn push_new(into: &mut Vec<String>, name: &str) {
+    if !into.iter().any(|n| n == name) {
+        into.push(name.to_string());
+    }
+}
+
+impl Exporter<'_> {
+    /// `file:line:column` of a span, as a Python string literal.
+    fn at(&self, span: Span) -> String {
+        let (line, column) = self.sources.line_column(span);
+        py_str(&format!("{}:{line}:{column}", self.file))
+    }
+
+    fn line_of(&self, span: Span) -> usize {
+        self.sources.line_column(span).0
+    }
+
+    fn emit(&mut self, depth: usize, code: &str, span: Option<Span>) {
+        let _ = write!(self.out, "{}{code}", "    ".repeat(depth));
+        if let Some(span) = span {
+            let _ = write!(self.out, "  # {}:{}", self.file, self.line_of(span));
+        }
+        self.out.push('\n');
+    }
+
+    fn script(&mut self, program: &Program) -> Out<()> {
+        let name = program
+            .name
+            .as_ref()
+            .map_or(String::new(), |n| format!(" (program {})", n.text));
+        self.out.push_str(&format!(
+            "#!/usr/bin/env python3\n\"\"\"{}{name}, exported by tapec: the same statements in \
+             Python, each with its source line.\n\nIt needs `tape_runtime.py`, written beside \
+             it.\n\"\"\"\nimport os\nimport sys\n\nsys.path.insert(0, \
+             os.path.dirname(os.path.abspath(__file__)))\nimport tape_runtime as rt  # noqa: \
+             E402\n\n",
+            self.file
+        ));
+        let mut routines: Vec<Rc<Routine>> = self.routines.values().cloned().collect();
+        routines.sort_by_key(|r| r.header.start);
+        for r in &routines {
+            self.routine(r)?;
+        }
+        let mut globals = Vec::new();
+        assigned(&program.body, &self.routines, &mut globals);
+        self.emit(0, "def _program():", None);
+        if !globals.is_empty() {
+            let names: Vec<String> = globals.iter().map(|g| py_name(g)).collect();
+            self.emit(1, &format!("global {}", names.join(", ")), None);
+        }
+        let before = self.out.len();
+        self.block(&program.body, 1)?;
+        if self.out.len() == before {
+            self.emit(1, "pass", None);
+        }
+        self.out
+            .push_str("\n\nif __name__ == \"__main__\":\n    rt.run(_program)\n");
+        Ok(())
+    }
+
+    fn routine(&mut self, r: &Routine) -> Out<()> {
+        let params: Vec<String> = r.params.iter().map(|p| py_name(&p.name.text)).collect();
+        let (line, _) = self.sources.line_column(r.header);
+        self.emit(
+            0,
+            &format!(
+                "@rt.routine({}, {})",
+                py_str(&r.name.text),
+                py_str(&format!("{}:{line}", self.file))
+            ),
+            None,
+        );
+        self.emit(
+            0,
+            &format!("def {}({}):", py_name(&r.name.text), params.join(", ")),
+            Some(r.header),
+        );
+        for p in &r.params {
+            if let Some((ty, _)) = p.ty {
+                let n = py_name(&p.name.text);
+                self.emit(
+                    1,
+                    &format!(
+                        "{n} = rt.typed({n}, {}, {})",
+                        py_str(ty.name()),
+                        self.at(p.name.span)
+                    ),
+                    None,
+                );
+            }
+        }
+        let typed: Vec<(String, TypeName)> = r
+            .locals
+            .iter()
+            .filter_map(|d| d.ty.map(|(t, _)| (d.name.text.to_string(), t)))
+            .chain(
+                r.params
+                    .iter()
+                    .filter_map(|p| p.ty.map(|(t, _)| (p.name.text.to_string(), t))),
+            )
+            .chain(r.result.map(|(t, _)| ("Result".to_string(), t)))
+            .collect();
+        if r.is_function {
+            self.emit(1, "Result = None", None);
+        }
+        self.typed = typed;
+        self.block(&r.body, 1)?;
+        self.typed.clear();
+        let mut back: Vec<String> = Vec::new();
+        if r.is_function {
+            back.push("Result".to_string());
+        }
+        back.extend(
+            r.params
+                .iter()
+                .filter(|p| p.by_ref)
+                .map(|p| py_name(&p.name.text)),
+        );
+        match back.len() {
+            0 => self.emit(1, "return None", None),
+            _ => self.emit(1, &format!("return {}", back.join(", ")), None),
+        }
+        self.out.push_str("\n\n");
+        Ok(())
+    }
+
+    fn block(&mut self, stmts: &[Stmt], depth: usize) -> Out<()> {
+        for stmt in stmts {
+            self.stmt(stmt, depth)?;
+        }
+        Ok(())
+    }
+
+    /// The statement as the body of a compound statement: `pass` if it
+    /// would write nothing.
+    fn body(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
+        let before = self.out.len();
+        self.stmt(stmt, depth)?;
+        if self.out.len() == before {
+            self.emit(depth, "pass", None);
+        }
+        Ok(())
+    }
+
+    fn condition(&mut self, cond: &Expr) -> Out<String> {
+        Ok(format!(
+            "rt.truth({}, {})",
+            self.expr(cond)?,
+            self.at(cond.span)
+        ))
+    }
+
+    fn stmt(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
+        let span = Some(stmt.span);
+        match &stmt.kind {
+            StmtKind::Empty | StmtKind::Var(_) | StmtKind::Routine(_) => {}
+            StmtKind::Error => return Err(not_yet(stmt.span, "a statement that did not parse")),
+            StmtKind::Assign { target, value } => {
+                let value = match self.call_with_var_params(value)? {
+                    Some((call, back)) => {
+                        let mut names = vec![py_name(&target.text)];
+                        names.extend(back);
+                        self.emit(depth, &format!("{} = {call}", names.join(", ")), span);
+                        return Ok(());
+                    }
+                    None => self.expr(value)?,
+                };
+                let value = match self.typed.iter().find(|(n, _)| **n == *target.text) {
+                    Some((_, ty)) => format!(
+                        "rt.typed({value}, {}, {})",
+                        py_str(ty.name()),
+                        self.at(stmt.span)
+                    ),
+                    None => value,
+                };
+                self.emit(depth, &format!("{} = {value}", py_name(&target.text)), span);
+            }
+            StmtKind::AssignIndex { .. } => {
+                return Err(not_yet(stmt.span, "assigning a matrix element"));
+            }
+            StmtKind::Expr(e) => {
+                let code = self.procedure_call(e)?;
+                self.emit(depth, &code, span);
+            }
+            StmtKind::Block(body) => self.block(body, depth)?,
+            StmtKind::If {
+                branches,
+                otherwise,
+            } => {
+                for (k, (cond, then)) in branches.iter().enumerate() {
+                    let word = if k == 0 { "if" } else { "elif" };
+                    let c = self.condition(cond)?;
+                    self.emit(depth, &format!("{word} {c}:"), Some(cond.span));
+                    self.body(then, depth + 1)?;
+                }
+                if let Some(o) = otherwise {
+                    self.emit(depth, "else:", None);
+                    self.body(o, depth + 1)?;
+                }
+            }
+            StmtKind::For {
+                var,
+                from,
+                to,
+                down,
+                body,
+            } => {
+                let (a, b) = (self.expr(from)?, self.expr(to)?);
+                let (a, b) = (
+                    format!("rt.bound({a}, {})", self.at(from.span)),
+                    format!("rt.bound({b}, {})", self.at(to.span)),
+                );
+                let range = if *down {
+                    format!("range({a}, {b} - 1, -1)")
+                } else {
+                    format!("range({a}, {b} + 1)")
+                };
+                self.emit(
+                    depth,
+                    &format!("for {} in {range}:", py_name(&var.text)),
+                    span,
+                );
+                self.body(body, depth + 1)?;
+            }
+            StmtKind::While { cond, body } => {
+                let c = self.condition(cond)?;
+                self.emit(depth, &format!("while {c}:"), span);
+                self.body(body, depth + 1)?;
+            }
+            StmtKind::Repeat { body, cond } => {
+                self.repeats += 1;
+                let first = format!("_first{}", self.repeats);
+                let c = self.condition(cond)?;
+                self.emit(depth, &format!("{first} = True"), span);
+                self.emit(depth, &format!("while {first} or not {c}:"), None);
+                self.emit(depth + 1, &format!("{first} = False"), None);
+                self.block(body, depth + 1)?;
+            }
+            StmtKind::Tape { .. } => return Err(not_yet(stmt.span, "`tape` blocks")),
+            StmtKind::Break => self.emit(depth, "break", span),
+            StmtKind::Continue => self.emit(depth, "continue", span),
+        }
+        Ok(())
+    }
+
+    /// A call of a user routine with `var` parameters: the call and the
+    /// caller's variables its returned values go back to.
+    fn call_with_var_params(&mut self, e: &Expr) -> Out<Option<(String, Vec<String>)>> {
+        let ExprKind::Call { name, args } = &e.kind else {
+            return Ok(None);
+        };
+        let Some(r) = self.routines.get(&*name.text).cloned() else {
+            return Ok(None);
+        };
+        if !r.params.iter().any(|p| p.by_ref) {
+            return Ok(None);
+        }
+        let mut back = Vec::new();
+        for (p, a) in r.params.iter().zip(args) {
+            if p.by_ref
+                && let ExprKind::Name(n) = &a.value.kind
+            {
+                back.push(py_name(&n.text));
+            }
+        }
+        let call = self.expr(e)?;
+        Ok(Some((call, back)))
+    }
+
+    fn procedure_call(&mut self, e: &Expr) -> Out<String> {
+        if let Some((call, back)) = self.call_with_var_params(e)? {
+            let is_function = self
+                .routines
+                .values()
+                .any(|r| r.is_function && call.starts_with(&py_name(&r.name.text)));
+            let mut names = back;
+            if is_function {
+                names.insert(0, "_".to_string());
+            }
+            return Ok(format!("{} = {call}", names.join(", ")));
+        }
+        match &e.kind {
+            ExprKind::Call { name, args }
+                if matches!(&*name.text, "Write" | "WriteLn")
+                    && declarations::find(&name.text).is_some() =>
+            {
+                let mut parts = Vec::new();
+                for arg in args {
+                    parts.push(self.write_arg(arg)?);
+                }
+                let end = if &*name.text == "WriteLn" {
+                    "\"\\n\""
+                } else {
+                    "\"\""
+                };
+                Ok(format!("rt.write([{}], {end})", parts.join(", ")))
+            }
+            ExprKind::Name(name)
+                if &*name.text == "WriteLn" && !self.routines.contains_key(&*name.text) =>
+            {
+                Ok("rt.write([], \"\\n\")".to_string())
+            }
+            _ => self.expr(e),
+        }
+    }
+
+    fn write_arg(&mut self, arg: &Arg) -> Out<String> {
+        let v = self.expr(&arg.value)?;
+        Ok(match (&arg.width, &arg.decimals) {
+            (None, _) => format!("rt.text({v})"),
+            (Some(w), None) => format!(
+                "rt.field({v}, {}, None, {})",
+                self.expr(w)?,
+                self.at(w.span)
+            ),
+            (Some(w), Some(d)) => format!(
+                "rt.field({v}, {}, {}, {})",
+                self.expr(w)?,
+                self.expr(d)?,
+                self.at(w.span)
+            ),
+        })
+    }
+
+    fn expr(&mut self, e: &Expr) -> Out<String> {
+        Ok(match &e.kind {
+            ExprKind::Integer(n) => n.to_string(),
+            ExprKind::Real(x) => format!("{x:?}"),
+            ExprKind::Str(s) => py_str(s),
+            ExprKind::Bool(b) => if *b { "True" } else { "False" }.to_string(),
+            ExprKind::Name(name) => self.name(name, e.span)?,
+            ExprKind::Matrix(_) => return Err(not_yet(e.span, "matrices")),
+            ExprKind::Index { .. } => return Err(not_yet(e.span, "matrix elements")),
+            ExprKind::Call { name, args } => self.call(name, args, e.span)?,
+            ExprKind::Unary { op, operand, .. } => {
+                let x = self.expr(operand)?;
+                match op {
+                    UnaryOp::Neg => format!("rt.neg({x}, {})", self.at(e.span)),
+                    UnaryOp::Not => format!("rt.not_({x}, {})", self.at(e.span)),
+                }
+            }
+            ExprKind::Chain { first, rest } => {
+                let mut acc = self.expr(first)?;
+                for (op, op_span, rhs) in rest {
+                    let r = self.expr(rhs)?;
+                    let at = self.at(*op_span);
+                    acc = match op {
+                        BinaryOp::And => format!("(rt.truth({acc}, {at}) and rt.truth({r}, {at}))"),
+                        BinaryOp::Or => format!("(rt.truth({acc}, {at}) or rt.truth({r}, {at}))"),
+                        _ => format!("rt.{}({acc}, {r}, {at})", binary(*op)),
+                    };
+                }
+                acc
+            }
+            ExprKind::Error => return Err(not_yet(e.span, "an expression that did not parse")),
+        })
+    }
+
+    fn name(&mut self, name: &Name, span: Span) -> Out<String> {
+        if self.routines.contains_key(&*name.text) {
+            return Ok(format!("{}()", py_name(&name.text)));
+        }
+        if self.is_variable(name) {
+            return Ok(py_name(&name.text));
+        }
+        match &*name.text {
+            "Inf" => Ok("rt.INF".to_string()),
+            "ParamCount" => Ok("rt.param_count()".to_string()),
+            _ if declarations::find(&name.text).is_some() => self.call(name, &[], span),
+            _ => Ok(py_name(&name.text)),
+        }
+    }
+
+    /// Whether `name` is a variable where it stands: a builtin's name
+    /// that the program assigns is its variable (the checks allow it).
+    fn is_variable(&self, name: &Name) -> bool {
+        declarations::find(&name.text).is_none() && &*name.text != "Inf"
+    }
+
+    fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Out<String> {
+        let mut values = Vec::new();
+        for arg in args {
+            values.push(self.expr(&arg.value)?);
+        }
+        if self.routines.contains_key(&*name.text) {
+            return Ok(format!("{}({})", py_name(&name.text), values.join(", ")));
+        }
+        let Some(builtin) = declarations::find(&name.text) else {
+            return Err(not_yet(span, &format!("a call of `{}`", name.text)));
+        };
+        let function = match builtin.does {
+            Does::Round(true) => "round_",
+            Does::Round(false) => "trunc",
+            Does::Min(true) => "min_",
+            Does::Min(false) => "max_",
+            Does::Length => "length",
+            Does::Seed => "seed",
+            Does::RandInt => "rand_int",
+            Does::ParamCount => "param_count",
+            Does::ParamStr => "param_str",
+            Does::StrToInt => "str_to_int",
+            Does::StrToFloat => "str_to_float",
+            Does::Unary(Unary::Abs) => "abs_",
+            Does::Unary(Unary::Sqrt) => "sqrt",
+            Does::Unary(Unary::Exp) => "exp",
+            Does::Unary(Unary::Log) => "log_",
+            Does::Unary(Unary::Sqr) => "sqr",
+            _ => return Err(not_yet(span, &format!("`{}`", builtin.name))),
+        };
+        values.push(self.at(span));
+        Ok(format!("rt.{function}({})", values.join(", ")))
+    }
+}
+
+/// The runtime's function for a binary operator (not `and` and `or`).
+fn binary(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::Eq => "eq",
+        BinaryOp::Ne => "ne",
+        BinaryOp::Lt => "lt",
+        BinaryOp::Le => "le",
+        BinaryOp::Gt => "gt",
+        BinaryOp::Ge => "ge",
+        BinaryOp::Add => "add",
+        BinaryOp::Sub => "sub",
+        BinaryOp::Mul => "mul",
+        BinaryOp::Divide => "divide",
+        BinaryOp::IntDiv => "int_div",
+        BinaryOp::Mod => "int_mod",
+        // Short-circuited where they are written; never asked for.
+        BinaryOp::Or => "or_",
+        BinaryOp::And => "and_",
+    }
+}
