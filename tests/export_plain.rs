@@ -83,13 +83,17 @@ fn exported_programs_print_what_tapec_prints() {
 fn what_is_not_translated_yet_is_an_error_at_its_span() {
     let dir = scratch("not-yet");
     let program = dir.join("tape.tape");
-    std::fs::write(&program, "x := 3;\ntape\n  y := x * x;\nend;\n").unwrap();
+    std::fs::write(
+        &program,
+        "procedure P(x: Real);\nbegin\n  tape\n    y := x * x;\n  end;\nend;\nP(3);\n",
+    )
+    .unwrap();
     let err = export(&program).unwrap_err();
     assert!(
-        err.contains("`tapec export` does not translate `tape` blocks yet"),
+        err.contains("`tapec export` does not translate a `tape` block inside a routine yet"),
         "{err}"
     );
-    assert!(err.contains("tape.tape:2:1"), "{err}");
+    assert!(err.contains("tape.tape:3:3"), "{err}");
     let program = dir.join("matrix.tape");
     std::fs::write(&program, "m := [[1, 2]];\nWriteLn(m);\n").unwrap();
     let err = export(&program).unwrap_err();

@@ -10,11 +10,20 @@
 //! place it reports errors at.
 //!
 //! What is translated so far: Integers, Reals, Booleans and Strings, every
-//! statement but `tape` and element assignment, routines (parameters by
-//! value and by `var`, typed parameters, locals and results, `Result`,
-//! recursion to the language's depth), and the builtins of numbers and
-//! text. A construct not yet translated is an error at its span that says
-//! so: matrices, tape blocks and the builtins that take or give a matrix.
+//! statement but element assignment, routines (parameters by value and by
+//! `var`, typed parameters, locals and results, `Result`, recursion to the
+//! language's depth), the builtins of numbers and text, and tapes of
+//! numbers with `Blame` and `Nudge`. A construct not yet translated is an
+//! error at its span that says so: matrices, a tape inside a routine, and
+//! the builtins that take or give a matrix. Not followed yet: the globals a
+//! routine called inside a tape reads (tapec makes them leaves), and an
+//! Integer leaf (tapec keeps it an Integer; the script makes it a Real).
+//!
+//! A tape is PyTorch's autograd (`rt.tape_open` ... `rt.tape_close`): the
+//! variables the block reads before it assigns them become leaves, every
+//! value the block assigns is kept for `Blame` and is the result so far,
+//! `end;` runs `backward()` from the result, `Blame(x)` reads `x.grad`, and
+//! `Nudge(x, rate)` steps outside the graph.
 //!
 //! How each construct is carried over:
 //! - Globals are the module's globals; the top-level statements run in
@@ -89,6 +98,11 @@ struct Exporter<'a> {
     /// The typed locals, parameters and result of the routine being
     /// written: what an assignment to one of them converts to.
     typed: Vec<(String, TypeName)>,
+    /// Inside a routine's body (where a tape is not translated yet).
+    in_routine: bool,
+    /// Inside a `tape` block's own statements: an assignment there is on
+    /// the tape and may be its result.
+    in_tape: bool,
 }
 
 /// The Python script of `program`, a program that passed the checks, read
@@ -103,6 +117,8 @@ pub fn python(program: &Program, file: &str, sources: &SourceMap) -> Out<String>
         out: String::new(),
         repeats: 0,
         typed: Vec::new(),
+        in_routine: false,
+        in_tape: false,
     };
     e.script(program)?;
     Ok(e.out)
@@ -271,7 +287,9 @@ impl Exporter<'_> {
             self.emit(1, "Result = None", None);
         }
         self.typed = typed;
+        self.in_routine = true;
         self.block(&r.body, 1)?;
+        self.in_routine = false;
         self.typed.clear();
         let mut back: Vec<String> = Vec::new();
         if r.is_function {
@@ -340,6 +358,11 @@ impl Exporter<'_> {
                     ),
                     None => value,
                 };
+                let value = if self.in_tape {
+                    format!("rt.on_tape({value}, {})", self.at(stmt.span))
+                } else {
+                    value
+                };
                 self.emit(depth, &format!("{} = {value}", py_name(&target.text)), span);
             }
             StmtKind::AssignIndex { .. } => {
@@ -403,7 +426,42 @@ impl Exporter<'_> {
                 self.emit(depth + 1, &format!("{first} = False"), None);
                 self.block(body, depth + 1)?;
             }
-            StmtKind::Tape { .. } => return Err(not_yet(stmt.span, "`tape` blocks")),
+            StmtKind::Tape { body, end } => {
+                if self.in_routine {
+                    return Err(not_yet(stmt.span, "a `tape` block inside a routine"));
+                }
+                self.emit(
+                    depth,
+                    &format!("rt.tape_open({})", self.at(stmt.span)),
+                    span,
+                );
+                let mut leaves = Vec::new();
+                let mut set = Vec::new();
+                first_reads(body, &self.routines, &mut set, &mut leaves);
+                if !leaves.is_empty() {
+                    let names: Vec<String> = leaves.iter().map(|n| py_name(n)).collect();
+                    let quoted: Vec<String> = leaves.iter().map(|n| py_str(n)).collect();
+                    self.emit(
+                        depth,
+                        &format!(
+                            "{}, = rt.leaves([{}], [{}])",
+                            names.join(", "),
+                            names.join(", "),
+                            quoted.join(", ")
+                        ),
+                        None,
+                    );
+                }
+                self.in_tape = true;
+                let done = self.block(body, depth);
+                self.in_tape = false;
+                done?;
+                self.emit(
+                    depth,
+                    &format!("rt.tape_close({})", self.at(*end)),
+                    Some(*end),
+                );
+            }
             StmtKind::Break => self.emit(depth, "break", span),
             StmtKind::Continue => self.emit(depth, "continue", span),
         }
@@ -445,6 +503,23 @@ impl Exporter<'_> {
                 names.insert(0, "_".to_string());
             }
             return Ok(format!("{} = {call}", names.join(", ")));
+        }
+        if let ExprKind::Call { name, args } = &e.kind
+            && matches!(
+                declarations::find(&name.text).map(|b| b.does),
+                Some(Does::Nudge)
+            )
+            && !self.routines.contains_key(&*name.text)
+            && let [target, rate] = args.as_slice()
+            && let ExprKind::Name(n) = &target.value.kind
+        {
+            let rate = self.expr(&rate.value)?;
+            let v = py_name(&n.text);
+            return Ok(format!(
+                "{v} = rt.nudge({v}, {}, {rate}, {})",
+                py_str(&n.text),
+                self.at(e.span)
+            ));
         }
         match &e.kind {
             ExprKind::Call { name, args }
@@ -555,6 +630,17 @@ impl Exporter<'_> {
         let Some(builtin) = declarations::find(&name.text) else {
             return Err(not_yet(span, &format!("a call of `{}`", name.text)));
         };
+        if builtin.does == Does::Blame
+            && let [arg] = args
+            && let ExprKind::Name(n) = &arg.value.kind
+        {
+            return Ok(format!(
+                "rt.blame({}, {}, {})",
+                py_name(&n.text),
+                py_str(&n.text),
+                self.at(span)
+            ));
+        }
         let function = match builtin.does {
             Does::Round(true) => "round_",
             Does::Round(false) => "trunc",
@@ -597,5 +683,116 @@ fn binary(op: BinaryOp) -> &'static str {
         // Short-circuited where they are written; never asked for.
         BinaryOp::Or => "or_",
         BinaryOp::And => "and_",
+    }
+}
+
+/// The variables `stmts` read before they assign them, in order: the ones
+/// a tape makes leaves of when it first reads them. `set` holds what has
+/// been assigned so far. (Globals read by the routines a tape calls are not
+/// followed yet.)
+fn first_reads(
+    stmts: &[Stmt],
+    routines: &HashMap<String, Rc<Routine>>,
+    set: &mut Vec<String>,
+    leaves: &mut Vec<String>,
+) {
+    let read = |e: &Expr, set: &Vec<String>, leaves: &mut Vec<String>| {
+        let mut names = Vec::new();
+        expr_reads(e, routines, &mut names);
+        for n in names {
+            if !set.contains(&n) {
+                push_new(leaves, &n);
+            }
+        }
+    };
+    for stmt in stmts {
+        match &stmt.kind {
+            StmtKind::Assign { target, value } => {
+                read(value, set, leaves);
+                push_new(set, &target.text);
+            }
+            StmtKind::AssignIndex {
+                target,
+                row,
+                col,
+                value,
+            } => {
+                for e in [row, col, value] {
+                    read(e, set, leaves);
+                }
+                push_new(set, &target.text);
+            }
+            StmtKind::Expr(e) => read(e, set, leaves),
+            StmtKind::Block(body) | StmtKind::Tape { body, .. } => {
+                first_reads(body, routines, set, leaves)
+            }
+            StmtKind::If {
+                branches,
+                otherwise,
+            } => {
+                for (c, then) in branches {
+                    read(c, set, leaves);
+                    first_reads(std::slice::from_ref(then), routines, set, leaves);
+                }
+                if let Some(o) = otherwise {
+                    first_reads(std::slice::from_ref(o), routines, set, leaves);
+                }
+            }
+            StmtKind::For {
+                var,
+                from,
+                to,
+                body,
+                ..
+            } => {
+                read(from, set, leaves);
+                read(to, set, leaves);
+                push_new(set, &var.text);
+                first_reads(std::slice::from_ref(body), routines, set, leaves);
+            }
+            StmtKind::While { cond, body } => {
+                read(cond, set, leaves);
+                first_reads(std::slice::from_ref(body), routines, set, leaves);
+            }
+            StmtKind::Repeat { body, cond } => {
+                first_reads(body, routines, set, leaves);
+                read(cond, set, leaves);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The variables an expression reads (not routines, not builtins).
+fn expr_reads(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Name(n)
+            if !routines.contains_key(&n.text)
+                && declarations::find(&n.text).is_none()
+                && n.text != "Inf" =>
+        {
+            push_new(into, &n.text)
+        }
+        ExprKind::Matrix(rows) => rows
+            .iter()
+            .flat_map(|(r, _)| r)
+            .for_each(|x| expr_reads(x, routines, into)),
+        ExprKind::Call { args, .. } => {
+            for a in args {
+                expr_reads(&a.value, routines, into);
+            }
+        }
+        ExprKind::Index { target, row, col } => {
+            for x in [target, row, col] {
+                expr_reads(x, routines, into);
+            }
+        }
+        ExprKind::Unary { operand, .. } => expr_reads(operand, routines, into),
+        ExprKind::Chain { first, rest } => {
+            expr_reads(first, routines, into);
+            rest.iter()
+                .for_each(|(_, _, x)| expr_reads(x, routines, into));
+        }
+        _ => {}
     }
 }

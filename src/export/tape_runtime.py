@@ -251,6 +251,8 @@ def text(v):
         return real(v)
     if isinstance(v, str):
         return v
+    if _is_tensor(v) and v.dim() == 0:
+        return real(float(v))
     return "\n".join(" ".join(real(x) for x in row) for row in _rows(v))
 
 
@@ -260,6 +262,8 @@ def field(v, width, decimals=None, where="?"):
     for n in (width, decimals):
         if n is not None and (type(n) is not int or not 0 <= n <= 1000):
             raise TapeError(where, "a field width or decimals must be an Integer from 0 to 1000")
+    if _is_tensor(v) and v.dim() == 0:
+        v = float(v)
     if not isinstance(v, (bool, int, float, str)):
         d = 6 if decimals is None else decimals
         return "\n".join(" ".join(real(x, d).rjust(width) for x in row) for row in _rows(v))
@@ -371,6 +375,8 @@ def routine(name, where):
 
 
 def _kind(v):
+    if _is_tensor(v) and v.dim() == 0:
+        return "a Real"
     if type(v) is bool:
         return "a Boolean"
     if type(v) is int:
@@ -399,14 +405,33 @@ def typed(v, kind, where):
     Real; any other kind is an error."""
     if kind == "Real" and type(v) is int:
         return float(v)
+    if kind == "Real" and _number(v):
+        return v
     wanted = {"Integer": int, "Real": float, "Boolean": bool, "String": str}.get(kind)
     if wanted is None or type(v) is not wanted:
         raise TapeError(where, f"expected a value of type {kind}, found {_kind(v)}")
     return v
 
 
+def _is_tensor(v):
+    return type(v).__module__.startswith("torch")
+
+
 def _number(v):
-    return type(v) in (int, float)
+    """An Integer, a Real, or a Real on a tape (a 0-d tensor)."""
+    return type(v) in (int, float) or (_is_tensor(v) and v.dim() == 0)
+
+
+def _arith(a, b):
+    """Whether `a op b` must be done by torch, on a tape: either is a tensor."""
+    return _is_tensor(a) or _is_tensor(b)
+
+
+def _checked(t, where, what):
+    import torch
+    if bool(torch.isnan(t).any()):
+        raise TapeError(where, f"{what} made a NaN (not a number)")
+    return t
 
 
 def _real(x, where, what):
@@ -424,6 +449,8 @@ def add(a, b, where):
     if type(a) is str and type(b) is str:
         return a + b
     if _number(a) and _number(b):
+        if _arith(a, b):
+            return _checked(a + b, where, "`+`")
         return _real(float(a) + float(b), where, "`+`")
     raise TapeError(where, f"cannot add {_kind(a)} and {_kind(b)}")
 
@@ -432,6 +459,8 @@ def sub(a, b, where):
     if type(a) is int and type(b) is int:
         return int_sub(a, b, where)
     if _number(a) and _number(b):
+        if _arith(a, b):
+            return _checked(a - b, where, "`-`")
         return _real(float(a) - float(b), where, "`-`")
     raise TapeError(where, f"cannot subtract {_kind(a)} and {_kind(b)}")
 
@@ -440,6 +469,8 @@ def mul(a, b, where):
     if type(a) is int and type(b) is int:
         return int_mul(a, b, where)
     if _number(a) and _number(b):
+        if _arith(a, b):
+            return _checked(a * b, where, "`*`")
         return _real(float(a) * float(b), where, "`*`")
     raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
 
@@ -447,6 +478,8 @@ def mul(a, b, where):
 def divide(a, b, where):
     if not (_number(a) and _number(b)):
         raise TapeError(where, f"cannot divide {_kind(a)} and {_kind(b)}")
+    if _arith(a, b):
+        return _checked(a / (float(b) if type(b) is int else b), where, "`/`")
     a, b = float(a), float(b)
     if b == 0.0:
         if a == 0.0 or a != a:
@@ -458,7 +491,7 @@ def divide(a, b, where):
 def neg(a, where):
     if type(a) is int:
         return int_neg(a, where)
-    if type(a) is float:
+    if type(a) is float or _number(a):
         return -a
     raise TapeError(where, f"cannot negate {_kind(a)}")
 
@@ -469,7 +502,7 @@ def not_(a, where):
 
 def _compare(a, b, where, symbol):
     if _number(a) and _number(b):
-        return float(a), float(b)
+        return float(a), float(b)  # a Real on a tape compares by its value
     if type(a) is type(b) and type(a) in (str, bool):
         return a, b
     raise TapeError(where, f"cannot compare {_kind(a)} with {_kind(b)} by `{symbol}`")
@@ -622,3 +655,112 @@ def sqr(x, where):
     if type(x) is int:
         return int_mul(x, x, where)
     return _real(x * x, where, "Sqr")
+
+
+
+# The tape (LANGUAGE.md section 5), on PyTorch's autograd: torch is
+# imported by the first tape, so a program without one does not need it.
+
+class _Tape:
+    def __init__(self, number):
+        self.number = number
+        self.result = None
+        self.result_where = None
+        self.nudged = set()
+
+
+_tape = [None]
+_tapes = [0]
+
+
+def tape_open(where):
+    """`tape`: a fresh tape; recording is on until `tape_close`."""
+    import torch
+    _tapes[0] += 1
+    _tape[0] = _Tape(_tapes[0])
+    torch.set_grad_enabled(True)
+
+
+def _mark(t):
+    t._tape_number = _tape[0].number
+    return t
+
+
+def leaves(values, names):
+    """The variables the tape reads before it assigns them, each a leaf
+    that keeps its blame: a number becomes a 0-d tensor."""
+    import torch
+    out = []
+    for v, name in zip(values, names):
+        if type(v) in (int, float):
+            v = torch.tensor(float(v), dtype=torch.float64, requires_grad=True)
+        elif _is_tensor(v):
+            v = v.detach().clone().requires_grad_(True)
+        else:
+            out.append(v)
+            continue
+        out.append(_mark(v))
+    return out
+
+
+def on_tape(v, where):
+    """A value the tape's own statement assigned: kept for `Blame`, and the
+    tape's result so far."""
+    import torch
+    if type(v) in (int, float):
+        v = torch.tensor(float(v), dtype=torch.float64)
+    if _is_tensor(v):
+        # A value made of no leaf is recorded too, and gets its blame.
+        if v.grad_fn is None and not v.requires_grad:
+            v.requires_grad_(True)
+        if v.grad_fn is not None:
+            v.retain_grad()
+        _mark(v)
+        _tape[0].result = v
+        _tape[0].result_where = where
+    else:
+        _tape[0].result = v
+        _tape[0].result_where = where
+    return v
+
+
+def tape_close(where):
+    """`end;`: the reverse walk from the result, blame 1."""
+    import torch
+    tape = _tape[0]
+    r = tape.result
+    if r is None or not (_number(r) or (_is_tensor(r) and tuple(r.shape) == (1, 1))):
+        at = tape.result_where or where
+        raise TapeError(at, "a tape must end on a number: its last assignment gave "
+                        + ("nothing" if r is None else _kind(r)))
+    if r.requires_grad:
+        r.backward(torch.ones_like(r))
+    torch.set_grad_enabled(False)
+
+
+def _on_last_tape(v):
+    return _is_tensor(v) and _tape[0] is not None and getattr(v, "_tape_number", None) == _tape[0].number
+
+
+def blame(v, name, where):
+    """`Blame(x)`: the blame of the value `x` holds, a Real for a number;
+    zero where the result does not depend on it."""
+    import torch
+    if not _on_last_tape(v):
+        raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
+    g = v.grad if v.grad is not None else torch.zeros_like(v)
+    return float(g) if g.dim() == 0 else g.detach().clone()
+
+
+def nudge(v, name, rate, where):
+    """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape."""
+    if type(v) in (int, float) or not _is_tensor(v):
+        raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
+    if getattr(v, "_nudged_on", None) == _tapes[0]:
+        raise TapeError(where, f"`{name}` was nudged already since the last tape")
+    g = blame(v, name, where)
+    new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
+    if _is_tensor(new):
+        new._nudged_on = _tapes[0]
+        return new
+    return new
