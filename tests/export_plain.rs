@@ -1,4 +1,5 @@
-//! The Python export of programs without a tape, run by a real CPython:
+//! The Python export of programs without matrices or tapes, run by a real
+//! CPython (no PyTorch needed):
 //! each prints what tapec prints and ends with tapec's exit status. A
 //! program with what the export does not translate yet is told so, at its
 //! span. Without `python3` the comparison says it was not run; under
@@ -94,9 +95,14 @@ fn what_is_not_translated_yet_is_an_error_at_its_span() {
         "{err}"
     );
     assert!(err.contains("tape.tape:3:3"), "{err}");
-    let program = dir.join("matrix.tape");
-    std::fs::write(&program, "m := [[1, 2]];\nWriteLn(m);\n").unwrap();
+    let program = dir.join("check.tape");
+    std::fs::write(
+        &program,
+        "x := 2.0;\ntape\n  y := x * x;\nend;\nWriteLn(CheckBlame(x));\n",
+    )
+    .unwrap();
     let err = export(&program).unwrap_err();
-    assert!(err.contains("does not translate matrices yet"), "{err}");
+    assert!(err.contains("does not translate `CheckBlame` yet"), "{err}");
+    assert!(err.contains("check.tape:5:9"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -1,5 +1,6 @@
-//! The Python export of programs with tapes, run on PyTorch: each prints
-//! what tapec prints. PyTorch comes from `TAPEC_PYTHON` (`.ci/run` makes a
+//! The Python export of programs with matrices and tapes, run on PyTorch:
+//! each prints what tapec prints (the worked example's blame reaching the
+//! keys; the feed-forward pair trained for 400 steps). PyTorch comes from `TAPEC_PYTHON` (`.ci/run` makes a
 //! virtual environment with it), else `bench/.venv`, else `python3`. Without
 //! a Python that imports torch this test says it was not run; under
 //! `CI=true` it fails instead.
@@ -38,7 +39,13 @@ fn exported_tapes_on_pytorch_print_what_tapec_prints() {
     let dir = std::env::temp_dir().join(format!("tapec-export-torch-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("tape_runtime.py"), tapec::export::RUNTIME).unwrap();
-    for program in ["programs/knob.tape", "tests/export_output/scalar_tape.tape"] {
+    for program in [
+        "programs/knob.tape",
+        "programs/attention.tape",
+        "programs/feedforward.tape",
+        "tests/run/language.tape",
+        "tests/export_output/scalar_tape.tape",
+    ] {
         let path = Path::new(program);
         let opts = tapec::RunOptions::new(path);
         let script = tapec::with_big_stack(move || {

@@ -9,18 +9,20 @@
 //! runtime `tape_runtime.py`, written beside the script, with the source
 //! place it reports errors at.
 //!
-//! What is translated so far: Integers, Reals, Booleans and Strings, every
-//! statement but element assignment, routines (parameters by value and by
-//! `var`, typed parameters, locals and results, `Result`, recursion to the
-//! language's depth), the builtins of numbers and text, and tapes of
-//! numbers with `Blame` and `Nudge`. A construct not yet translated is an
-//! error at its span that says so: matrices, a tape inside a routine, and
-//! the builtins that take or give a matrix. Not followed yet: the globals a
-//! routine called inside a tape reads (tapec makes them leaves), and an
-//! Integer leaf (tapec keeps it an Integer; the script makes it a Real).
+//! What is translated so far: every value (a Matrix is a float64 tensor),
+//! every statement, routines (parameters by value and by `var`, typed
+//! parameters, locals and results, `Result`, recursion to the language's
+//! depth), tapes with `Blame` and `Nudge`, and the builtins of numbers, of
+//! text and of matrices but `Power`, `LayerNorm`, `Embed`, `CrossEntropy`,
+//! the ranges, the stacks, `Sample`, `Argmax`, the files, the vocabulary,
+//! `Progress`, `Plot` and `CheckBlame`. A construct not yet translated is an
+//! error at its span that says so (a tape inside a routine, and those
+//! builtins). Not followed yet: an Integer leaf (tapec keeps it an
+//! Integer; the script makes it a Real).
 //!
 //! A tape is PyTorch's autograd (`rt.tape_open` ... `rt.tape_close`): the
-//! variables the block reads before it assigns them become leaves, every
+//! variables the block reads before it assigns them, and the globals the
+//! routines it calls read, become leaves, every
 //! value the block assigns is kept for `Blame` and is the result so far,
 //! `end;` runs `backward()` from the result, `Blame(x)` reads `x.grad`, and
 //! `Nudge(x, rate)` steps outside the graph.
@@ -44,7 +46,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::rc::Rc;
 
-use crate::declarations::{self, Does};
+use crate::declarations::{self, Does, Filling, MatrixOp};
 use crate::diagnostic::{Diagnostic, SourceMap, Span};
 use crate::syntax::tree::{
     Arg, BinaryOp, Expr, ExprKind, Name, Program, Routine, Stmt, StmtKind, TypeName, UnaryOp,
@@ -365,8 +367,21 @@ impl Exporter<'_> {
                 };
                 self.emit(depth, &format!("{} = {value}", py_name(&target.text)), span);
             }
-            StmtKind::AssignIndex { .. } => {
-                return Err(not_yet(stmt.span, "assigning a matrix element"));
+            StmtKind::AssignIndex {
+                target,
+                row,
+                col,
+                value,
+            } => {
+                let m = py_name(&target.text);
+                let code = format!(
+                    "{m} = rt.set_element({m}, {}, {}, {}, {})",
+                    self.expr(row)?,
+                    self.expr(col)?,
+                    self.expr(value)?,
+                    self.at(stmt.span)
+                );
+                self.emit(depth, &code, span);
             }
             StmtKind::Expr(e) => {
                 let code = self.procedure_call(e)?;
@@ -571,8 +586,24 @@ impl Exporter<'_> {
             ExprKind::Str(s) => py_str(s),
             ExprKind::Bool(b) => if *b { "True" } else { "False" }.to_string(),
             ExprKind::Name(name) => self.name(name, e.span)?,
-            ExprKind::Matrix(_) => return Err(not_yet(e.span, "matrices")),
-            ExprKind::Index { .. } => return Err(not_yet(e.span, "matrix elements")),
+            ExprKind::Matrix(rows) => {
+                let mut out = Vec::new();
+                for (row, _) in rows {
+                    let mut xs = Vec::new();
+                    for x in row {
+                        xs.push(self.expr(x)?);
+                    }
+                    out.push(format!("[{}]", xs.join(", ")));
+                }
+                format!("rt.matrix([{}], {})", out.join(", "), self.at(e.span))
+            }
+            ExprKind::Index { target, row, col } => format!(
+                "rt.element({}, {}, {}, {})",
+                self.expr(target)?,
+                self.expr(row)?,
+                self.expr(col)?,
+                self.at(e.span)
+            ),
             ExprKind::Call { name, args } => self.call(name, args, e.span)?,
             ExprKind::Unary { op, operand, .. } => {
                 let x = self.expr(operand)?;
@@ -658,6 +689,29 @@ impl Exporter<'_> {
             Does::Unary(Unary::Exp) => "exp",
             Does::Unary(Unary::Log) => "log_",
             Does::Unary(Unary::Sqr) => "sqr",
+            Does::Unary(Unary::Tanh) => "tanh",
+            Does::Unary(Unary::Sigmoid) => "sigmoid",
+            Does::Unary(Unary::ReLU) => "relu",
+            Does::Matrix(MatrixOp::Transpose) => "transpose",
+            Does::Matrix(MatrixOp::Sum) => "sum_",
+            Does::Matrix(MatrixOp::Mean) => "mean",
+            Does::Matrix(MatrixOp::RowSum) => "row_sum",
+            Does::Matrix(MatrixOp::RowMean) => "row_mean",
+            Does::Matrix(MatrixOp::ColSum) => "col_sum",
+            Does::Matrix(MatrixOp::RowSoftmax) => "row_softmax",
+            Does::Hadamard => "hadamard",
+            Does::RowOrCol(true) => "row",
+            Does::RowOrCol(false) => "col",
+            Does::Rows => "rows",
+            Does::Cols => "cols",
+            Does::Filled(Filling::Zeros) => "zeros",
+            Does::Filled(Filling::Ones) => "ones",
+            Does::Filled(Filling::Random) => "random",
+            Does::Filled(Filling::Randn) => "randn",
+            Does::Fill => "fill",
+            Does::Eye => "eye",
+            Does::CausalMask => "causal_mask",
+            Does::Show => "show_",
             _ => return Err(not_yet(span, &format!("`{}`", builtin.name))),
         };
         values.push(self.at(span));
@@ -766,6 +820,10 @@ fn first_reads(
 /// The variables an expression reads (not routines, not builtins).
 fn expr_reads(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
     match &e.kind {
+        ExprKind::Name(n) if routines.contains_key(&n.text) => {
+            let mut seen = Vec::new();
+            globals_read(&routines[&n.text], routines, &mut seen, into);
+        }
         ExprKind::Name(n)
             if !routines.contains_key(&n.text)
                 && declarations::find(&n.text).is_none()
@@ -777,9 +835,13 @@ fn expr_reads(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<
             .iter()
             .flat_map(|(r, _)| r)
             .for_each(|x| expr_reads(x, routines, into)),
-        ExprKind::Call { args, .. } => {
+        ExprKind::Call { name, args } => {
             for a in args {
                 expr_reads(&a.value, routines, into);
+            }
+            if let Some(r) = routines.get(&name.text) {
+                let mut seen = Vec::new();
+                globals_read(r, routines, &mut seen, into);
             }
         }
         ExprKind::Index { target, row, col } => {
@@ -794,5 +856,31 @@ fn expr_reads(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<
                 .for_each(|(_, _, x)| expr_reads(x, routines, into));
         }
         _ => {}
+    }
+}
+
+/// The globals routine `r` reads, and those of the routines it calls:
+/// what a tape that calls it makes leaves of. `seen` stops recursion.
+fn globals_read(
+    r: &Routine,
+    routines: &HashMap<String, Rc<Routine>>,
+    seen: &mut Vec<String>,
+    into: &mut Vec<String>,
+) {
+    if seen.contains(&r.name.text) {
+        return;
+    }
+    seen.push(r.name.text.clone());
+    let mut own: Vec<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
+    own.extend(r.locals.iter().map(|d| d.name.text.clone()));
+    own.push("Result".to_string());
+    assigned(&r.body, routines, &mut own);
+    let mut read = Vec::new();
+    let mut set = own.clone();
+    first_reads(&r.body, routines, &mut set, &mut read);
+    for name in read {
+        if !own.contains(&name) {
+            push_new(into, &name);
+        }
     }
 }

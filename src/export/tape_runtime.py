@@ -238,6 +238,8 @@ def real(x, decimals=6):
 def _rows(m):
     """A matrix's rows as lists of floats: a list of lists, or anything with
     `.tolist()` (a tensor, an array)."""
+    if hasattr(m, "detach"):
+        m = m.detach()
     return m.tolist() if hasattr(m, "tolist") else m
 
 
@@ -377,6 +379,8 @@ def routine(name, where):
 def _kind(v):
     if _is_tensor(v) and v.dim() == 0:
         return "a Real"
+    if _is_matrix(v):
+        return "a %d×%d matrix" % tuple(v.shape)
     if type(v) is bool:
         return "a Boolean"
     if type(v) is int:
@@ -407,6 +411,8 @@ def typed(v, kind, where):
         return float(v)
     if kind == "Real" and _number(v):
         return v
+    if kind == "Matrix" and _is_matrix(v):
+        return v
     wanted = {"Integer": int, "Real": float, "Boolean": bool, "String": str}.get(kind)
     if wanted is None or type(v) is not wanted:
         raise TapeError(where, f"expected a value of type {kind}, found {_kind(v)}")
@@ -420,6 +426,10 @@ def _is_tensor(v):
 def _number(v):
     """An Integer, a Real, or a Real on a tape (a 0-d tensor)."""
     return type(v) in (int, float) or (_is_tensor(v) and v.dim() == 0)
+
+
+def _is_matrix(v):
+    return _is_tensor(v) and v.dim() == 2
 
 
 def _arith(a, b):
@@ -444,6 +454,8 @@ def _real(x, where, what):
 # and a Real make a Real, `/` always makes a Real.
 
 def add(a, b, where):
+    if _is_matrix(a) or _is_matrix(b):
+        return _elementwise(a, b, where, "add", lambda x, y: x + y, "`+`")
     if type(a) is int and type(b) is int:
         return int_add(a, b, where)
     if type(a) is str and type(b) is str:
@@ -456,6 +468,8 @@ def add(a, b, where):
 
 
 def sub(a, b, where):
+    if _is_matrix(a) or _is_matrix(b):
+        return _elementwise(a, b, where, "subtract", lambda x, y: x - y, "`-`")
     if type(a) is int and type(b) is int:
         return int_sub(a, b, where)
     if _number(a) and _number(b):
@@ -466,6 +480,16 @@ def sub(a, b, where):
 
 
 def mul(a, b, where):
+    if _is_matrix(a) and _is_matrix(b):
+        (m, k), (k2, n) = tuple(a.shape), tuple(b.shape)
+        if k != k2:
+            raise TapeError(where, f"cannot multiply a {m}×{k} by a {k2}×{n}: the left has "
+                            f"{_counted(k, 'column')} but the right has {_counted(k2, 'row')}")
+        return _checked(a @ b, where, "`*`")
+    if _is_matrix(a) or _is_matrix(b):
+        if not (_number(a) or _is_matrix(a)) or not (_number(b) or _is_matrix(b)):
+            raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
+        return _checked(_as_operand(a) * _as_operand(b), where, "`*`")
     if type(a) is int and type(b) is int:
         return int_mul(a, b, where)
     if _number(a) and _number(b):
@@ -476,6 +500,8 @@ def mul(a, b, where):
 
 
 def divide(a, b, where):
+    if _is_matrix(a) or _is_matrix(b):
+        return _elementwise(a, b, where, "divide", lambda x, y: x / y, "`/`")
     if not (_number(a) and _number(b)):
         raise TapeError(where, f"cannot divide {_kind(a)} and {_kind(b)}")
     if _arith(a, b):
@@ -491,7 +517,7 @@ def divide(a, b, where):
 def neg(a, where):
     if type(a) is int:
         return int_neg(a, where)
-    if type(a) is float or _number(a):
+    if type(a) is float or _number(a) or _is_matrix(a):
         return -a
     raise TapeError(where, f"cannot negate {_kind(a)}")
 
@@ -764,3 +790,232 @@ def nudge(v, name, rate, where):
         new._nudged_on = _tapes[0]
         return new
     return new
+
+
+
+# Matrices (LANGUAGE.md sections 3 and 6): float64 tensors of two
+# dimensions. Row and column numbers are 1-based in the program and
+# 0-based here; they are turned from one into the other in this section
+# only.
+
+def _torch():
+    import torch
+    return torch
+
+
+def _counted(n, noun):
+    return f"1 {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _as_operand(v):
+    """A number as torch takes it beside a tensor (a float), or the tensor."""
+    return float(v) if type(v) in (int, float) else v
+
+
+def _shape(v):
+    return tuple(v.shape) if _is_matrix(v) else (1, 1)
+
+
+def _broadcast(a, b):
+    """The shape of `a op b` under the language's broadcasting, or None."""
+    (ar, ac), (br, bc) = a, b
+
+    def dim(x, y):
+        return x if x == y else (y if x == 1 else (x if y == 1 else None))
+    r, c = dim(ar, br), dim(ac, bc)
+    if r is None or c is None:
+        return None
+    shape = (r, c)
+
+    def stretches(x):
+        return x in (shape, (1, 1), (1, c), (r, 1))
+    return shape if stretches(a) and stretches(b) and shape in (a, b) else None
+
+
+def _elementwise(a, b, where, verb, f, symbol):
+    for v in (a, b):
+        if not (_number(v) or _is_matrix(v)):
+            raise TapeError(where, f"cannot {verb} {_kind(a)} and {_kind(b)}")
+    if _is_matrix(a) and _is_matrix(b) and _broadcast(_shape(a), _shape(b)) is None:
+        raise TapeError(where, f"cannot {verb} a %d×%d and a %d×%d" % (_shape(a) + _shape(b)))
+    return _checked(f(_as_operand(a), _as_operand(b)), where, symbol)
+
+
+def matrix(rows, where):
+    """A matrix literal: rows of numbers, all of one length."""
+    torch = _torch()
+    width = len(rows[0])
+    for i, row in enumerate(rows):
+        if len(row) != width:
+            raise TapeError(where, f"row {i + 1} has {len(row)} elements but row 1 has {width}")
+        for x in row:
+            if not _number(x):
+                raise TapeError(where, f"a matrix holds numbers, not {_kind(x)}")
+    if any(_is_tensor(x) for row in rows for x in row):
+        return torch.stack([torch.stack([torch.as_tensor(float(x) if type(x) in (int, float) else x,
+                                                         dtype=torch.float64) for x in row]) for row in rows])
+    return torch.tensor([[float(x) for x in row] for row in rows], dtype=torch.float64)
+
+
+def _index(n, count, what, where):
+    if type(n) is not int:
+        raise TapeError(where, f"a {what} number must be an Integer, not {_kind(n)}")
+    if n == 0:
+        raise TapeError(where, f"0 is not a {what} number: they start at 1")
+    if n < 0 or n > count:
+        plural = what if count == 1 else what + "s"
+        raise TapeError(where, f"{what} {n} is out of range: there are {count} {plural}")
+    return n - 1
+
+
+def _matrix_arg(m, where, name):
+    if not _is_matrix(m):
+        raise TapeError(where, f"{name} takes a matrix, not {_kind(m)}")
+    return m
+
+
+def _real_of(t):
+    """A 0-d result: kept a tensor on a tape (its blame flows), a float off it."""
+    return t if t.requires_grad else float(t)
+
+
+def element(m, i, j, where):
+    """`m[i, j]`, a Real."""
+    if not _is_matrix(m):
+        raise TapeError(where, f"only a matrix can be indexed, but this is {_kind(m)}")
+    r = _index(i, m.shape[0], "row", where)
+    c = _index(j, m.shape[1], "column", where)
+    return _real_of(m[r, c])
+
+
+def set_element(m, i, j, x, where):
+    """`m[i, j] := x`: a new matrix; a copy of `m` elsewhere keeps its value."""
+    if not _is_matrix(m):
+        raise TapeError(where, f"only a matrix can be indexed, but this is {_kind(m)}")
+    if not _number(x):
+        raise TapeError(where, f"a matrix element is a number, not {_kind(x)}")
+    r = _index(i, m.shape[0], "row", where)
+    c = _index(j, m.shape[1], "column", where)
+    m = m.detach().clone()
+    m[r, c] = float(x)
+    return m
+
+
+def transpose(m, where):
+    return _matrix_arg(m, where, "Transpose").t()
+
+
+def sum_(m, where):
+    return _real_of(_matrix_arg(m, where, "Sum").sum())
+
+
+def mean(m, where):
+    return _real_of(_matrix_arg(m, where, "Mean").mean())
+
+
+def row_sum(m, where):
+    return _matrix_arg(m, where, "RowSum").sum(dim=1, keepdim=True)
+
+
+def row_mean(m, where):
+    return _matrix_arg(m, where, "RowMean").mean(dim=1, keepdim=True)
+
+
+def col_sum(m, where):
+    return _matrix_arg(m, where, "ColSum").sum(dim=0, keepdim=True)
+
+
+def row_softmax(m, where):
+    torch = _torch()
+    m = _matrix_arg(m, where, "RowSoftmax")
+    if bool(torch.isneginf(m).all(dim=1).any()):
+        raise TapeError(where, "RowSoftmax of a row that is all -inf")
+    return _checked(torch.softmax(m, dim=1), where, "RowSoftmax")
+
+
+def hadamard(a, b, where):
+    return _elementwise(a, b, where, "multiply elementwise", lambda x, y: x * y, "Hadamard")
+
+
+def _unary(name, on_tensor, on_number):
+    def f(x, where):
+        if _is_tensor(x):
+            return _checked(on_tensor(x), where, name)
+        return on_number(x, where)
+    return f
+
+
+tanh = _unary("Tanh", lambda t: t.tanh(), lambda x, w: math.tanh(float(x)))
+sigmoid = _unary("Sigmoid", lambda t: t.sigmoid(), lambda x, w: 1.0 / (1.0 + math.exp(-float(x))))
+relu = _unary("ReLU", lambda t: t.relu(), lambda x, w: max(float(x), 0.0))
+exp = _unary("Exp", lambda t: t.exp(), exp)
+log_ = _unary("Log", lambda t: t.log(), log_)
+sqrt = _unary("Sqrt", lambda t: t.sqrt(), sqrt)
+abs_ = _unary("Abs", lambda t: t.abs(), abs_)
+sqr = _unary("Sqr", lambda t: t * t, sqr)
+
+
+def row(m, i, where):
+    m = _matrix_arg(m, where, "Row")
+    r = _index(i, m.shape[0], "row", where)
+    return m[r:r + 1, :]
+
+
+def col(m, j, where):
+    m = _matrix_arg(m, where, "Col")
+    c = _index(j, m.shape[1], "column", where)
+    return m[:, c:c + 1]
+
+
+def rows(m, where):
+    return int(_matrix_arg(m, where, "Rows").shape[0])
+
+
+def cols(m, where):
+    return int(_matrix_arg(m, where, "Cols").shape[1])
+
+
+def _size(rows, cols, where):
+    for n in (rows, cols):
+        if type(n) is not int or n < 1:
+            raise TapeError(where, "a matrix has at least one row and one column")
+
+
+def zeros(r, c, where):
+    _size(r, c, where)
+    return _torch().zeros((r, c), dtype=_torch().float64)
+
+
+def ones(r, c, where):
+    _size(r, c, where)
+    return _torch().ones((r, c), dtype=_torch().float64)
+
+
+def fill(r, c, x, where):
+    _size(r, c, where)
+    return _torch().full((r, c), float(x), dtype=_torch().float64)
+
+
+def eye(n, where):
+    _size(n, n, where)
+    return _torch().eye(n, dtype=_torch().float64)
+
+
+def causal_mask(n, where):
+    _size(n, n, where)
+    torch = _torch()
+    return torch.triu(torch.full((n, n), -math.inf, dtype=torch.float64), diagonal=1)
+
+
+def randn(r, c, where):
+    _size(r, c, where)
+    return _torch().tensor([[_rng.normal() for _ in range(c)] for _ in range(r)], dtype=_torch().float64)
+
+
+def random(r, c, where):
+    _size(r, c, where)
+    return _torch().tensor([[_rng.uniform() for _ in range(c)] for _ in range(r)], dtype=_torch().float64)
+
+
+def show_(m, where):
+    write([show(_matrix_arg(m, where, "Show"))], "")
