@@ -285,9 +285,40 @@ pub fn walk_file(opts: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) ->
     EXIT_OK
 }
 
+/// `tapec export FILE [-o OUT.py]`: writes the program as a Python script
+/// (by default beside it, `FILE.py`) and the runtime it imports,
+/// `tape_runtime.py`, in the script's folder.
+pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write) -> i32 {
+    let script_path = output.map_or_else(|| opts.path.with_extension("py"), Path::to_path_buf);
+    let Some(script) = export_python(opts, err) else {
+        return EXIT_ERROR;
+    };
+    let folder = script_path
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let runtime = folder.join("tape_runtime.py");
+    for (path, text) in [(&script_path, script.as_str()), (&runtime, export::RUNTIME)] {
+        if let Err(e) = std::fs::write(path, text) {
+            let message = format!(
+                "cannot write `{}`: {}",
+                path.display(),
+                diagnostic::io_write_reason(&e)
+            );
+            return report_unplaced(message, opts.color, err);
+        }
+    }
+    let _ = writeln!(
+        err,
+        "tapec export wrote {} and, beside it, {}",
+        script_path.display(),
+        runtime.display()
+    );
+    EXIT_OK
+}
+
 /// The checked program at `opts.path` as a Python script (`export`), with
 /// its runtime to write beside it; or its diagnostics rendered to `err`.
-/// (`tapec export` will call this once tape blocks are translated too.)
 pub fn export_python(opts: &RunOptions, err: &mut dyn Write) -> Option<String> {
     let mut sources = SourceMap::default();
     let loaded = match load(opts, &mut sources) {

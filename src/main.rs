@@ -65,6 +65,16 @@ enum Command {
         #[arg(long)]
         walk: bool,
     },
+    /// Translate a program into a Python script that computes the same numbers with PyTorch.
+    #[command(
+        after_help = "Example:\n  tapec export programs/gpt.tape            (writes programs/gpt.py)\n  tapec export programs/knob.tape -o knob.py\n\nThe script imports tape_runtime.py, written beside it."
+    )]
+    Export {
+        file: PathBuf,
+        /// Where to write the script; FILE with `.py` if absent.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
     /// `tapec FILE.tape [ARGS...]`: the same as `tapec run FILE.tape [ARGS...]`.
     #[command(external_subcommand)]
     File(Vec<OsString>),
@@ -162,6 +172,13 @@ fn main() {
                 let out = std::io::BufWriter::new(std::io::stdout());
                 let mut err = std::io::stderr();
                 tapec::graph_file(&opts, output.as_deref(), Box::new(out), &mut err)
+            })
+        }
+        Some(Command::Export { file, output }) => {
+            let mut opts = tapec::RunOptions::new(file);
+            opts.color = color;
+            tapec::with_big_stack(move || {
+                tapec::export_file(&opts, output.as_deref(), &mut std::io::stderr())
             })
         }
         Some(Command::Repl) => tapec::repl::run_on_stdin(color),

@@ -95,14 +95,59 @@ fn what_is_not_translated_yet_is_an_error_at_its_span() {
         "{err}"
     );
     assert!(err.contains("tape.tape:3:3"), "{err}");
-    let program = dir.join("check.tape");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `tapec export` writes the script and its runtime, and says where; what
+/// it cannot translate, or a folder that does not exist, is exit status 1.
+#[test]
+fn tapec_export_writes_the_script_and_its_runtime() {
+    let dir = scratch("cli");
+    let tapec = |args: &[&std::ffi::OsStr]| {
+        Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("export")
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let script = dir.join("knob.py");
+    let out = tapec(&[
+        "programs/knob.tape".as_ref(),
+        "-o".as_ref(),
+        script.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(told.starts_with("tapec export wrote "), "{told}");
+    let text = std::fs::read_to_string(&script).unwrap();
+    assert!(
+        text.contains("rt.tape_open(\"knob.tape:12:3\")  # knob.tape:12"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("tape_runtime.py")).unwrap(),
+        tapec::export::RUNTIME
+    );
+    let missing = dir.join("no-such-folder").join("knob.py");
+    let out = tapec(&[
+        "programs/knob.tape".as_ref(),
+        "-o".as_ref(),
+        missing.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("its folder does not exist"));
+    let routine = dir.join("routine.tape");
     std::fs::write(
-        &program,
-        "x := 2.0;\ntape\n  y := x * x;\nend;\nWriteLn(CheckBlame(x));\n",
+        &routine,
+        "procedure P(x: Real);\nbegin\n  tape\n    y := x * x;\n  end;\nend;\nP(3);\n",
     )
     .unwrap();
-    let err = export(&program).unwrap_err();
-    assert!(err.contains("does not translate `CheckBlame` yet"), "{err}");
-    assert!(err.contains("check.tape:5:9"), "{err}");
+    let out = tapec(&[
+        routine.as_os_str(),
+        "-o".as_ref(),
+        dir.join("r.py").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.join("r.py").exists());
     let _ = std::fs::remove_dir_all(dir);
 }

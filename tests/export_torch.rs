@@ -1,12 +1,29 @@
-//! The Python export of programs with matrices and tapes, run on PyTorch:
-//! each prints what tapec prints (the worked example's blame reaching the
-//! keys; the feed-forward pair trained for 400 steps). PyTorch comes from `TAPEC_PYTHON` (`.ci/run` makes a
-//! virtual environment with it), else `bench/.venv`, else `python3`. Without
-//! a Python that imports torch this test says it was not run; under
-//! `CI=true` it fails instead.
+//! `tapec export` of every course program and every program of
+//! `tests/run`, run on PyTorch: each script prints what tapec prints and
+//! ends with its exit status (the worked example's blame reaching the keys,
+//! the feed-forward pair and the GPT trained, the GPT's sampled text).
+//! PyTorch comes from `TAPEC_PYTHON` (`.ci/run` makes a virtual environment
+//! with it), else `bench/.venv`, else `python3`. Without a Python that
+//! imports torch this test says it was not run; under `CI=true` it fails.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Programs whose scripts do not print what tapec prints yet, and why.
+const NOT_YET: &[(&str, &str)] = &[
+    (
+        "integer_leaves.tape",
+        "an Integer leaf stays an Integer in tapec; the script makes it a Real",
+    ),
+    (
+        "plot.tape",
+        "Plot with no path draws braille on stdout in tapec, matplotlib in the script",
+    ),
+    (
+        "var_parameter_on_tape.tape",
+        "a var parameter assigned inside a tape is not the tape's result in the script",
+    ),
+];
 
 /// A Python that imports torch, if there is one.
 fn python_with_torch() -> Option<PathBuf> {
@@ -18,17 +35,36 @@ fn python_with_torch() -> Option<PathBuf> {
             root.join("bench/.venv/bin/python"),
             PathBuf::from("python3"),
         ]);
-    for python in candidates {
-        let probe = Command::new(&python).args(["-c", "import torch"]).output();
-        if probe.is_ok_and(|o| o.status.success()) {
-            return Some(python);
+    candidates.into_iter().find(|python| {
+        Command::new(python)
+            .args(["-c", "import torch"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    })
+}
+
+fn programs_in(dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tape"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, to.join(path.file_name().unwrap())).unwrap();
         }
     }
-    None
 }
 
 #[test]
-fn exported_tapes_on_pytorch_print_what_tapec_prints() {
+fn exported_programs_on_pytorch_print_what_tapec_prints() {
     let Some(python) = python_with_torch() else {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("CI=true, but no Python with torch (set TAPEC_PYTHON; `.ci/run` makes one)");
@@ -36,36 +72,55 @@ fn exported_tapes_on_pytorch_print_what_tapec_prints() {
         eprintln!("NOT RUN: the export's PyTorch test needs a Python with torch");
         return;
     };
-    let dir = std::env::temp_dir().join(format!("tapec-export-torch-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("tape_runtime.py"), tapec::export::RUNTIME).unwrap();
-    for program in [
-        "programs/knob.tape",
-        "programs/attention.tape",
-        "programs/feedforward.tape",
-        "tests/run/language.tape",
-        "tests/export_output/scalar_tape.tape",
-    ] {
-        let path = Path::new(program);
-        let opts = tapec::RunOptions::new(path);
-        let script = tapec::with_big_stack(move || {
-            let mut err = Vec::new();
-            tapec::export_python(&opts, &mut err)
-                .ok_or_else(|| String::from_utf8_lossy(&err).into_owned())
-        })
-        .unwrap_or_else(|e| panic!("{program}: {e}"));
-        let file = dir.join(path.with_extension("py").file_name().unwrap());
-        std::fs::write(&file, &script).unwrap();
-        let (want, _, code) = tapec::run_captured(path, &[], None);
-        assert_eq!(code, 0);
-        let out = Command::new(&python).arg(&file).output().unwrap();
+    let base = std::env::temp_dir().join(format!("tapec-export-torch-{}", std::process::id()));
+    let mut programs = programs_in("programs");
+    programs.extend(programs_in("tests/run"));
+    programs.push(PathBuf::from("tests/export_output/scalar_tape.tape"));
+    let mut compared = 0;
+    for program in &programs {
+        let name = program.file_name().unwrap().to_string_lossy().to_string();
+        if NOT_YET.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        // The script stands in a folder of its own with the program's data
+        // beside it, as `ReadText` reads relative to the script.
+        let dir = base.join(program.file_stem().unwrap());
+        let data = program.parent().unwrap().join("data");
+        if data.is_dir() {
+            copy_folder(&data, &dir.join("data"));
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        let script = dir.join(program.with_extension("py").file_name().unwrap());
+        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("export")
+            .arg(program)
+            .arg("-o")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            export.status.success(),
+            "tapec export {name}: {}",
+            String::from_utf8_lossy(&export.stderr)
+        );
+        let args: Vec<String> = std::fs::read_to_string(program.with_extension("args"))
+            .map(|t| t.lines().map(str::to_string).collect())
+            .unwrap_or_default();
+        let (want, _, code) = tapec::run_captured(program, &args, None);
+        let out = Command::new(&python)
+            .arg(&script)
+            .args(&args)
+            .output()
+            .unwrap();
         assert_eq!(
             want,
             String::from_utf8_lossy(&out.stdout),
-            "{program}; stderr:\n{}",
+            "{name}; the script's stderr:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(out.status.success(), "{program}");
+        assert_eq!(out.status.code(), Some(code), "{name}: exit status");
+        compared += 1;
     }
-    let _ = std::fs::remove_dir_all(dir);
+    assert!(compared >= 20, "only {compared} programs compared");
+    let _ = std::fs::remove_dir_all(base);
 }

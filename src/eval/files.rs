@@ -24,10 +24,14 @@ pub fn matrix_text(m: &Array2<f64>) -> String {
 }
 
 /// Writes `text` to `path` whole or not at all: to a temporary file beside
-/// it, then renamed over it.
+/// it, then renamed over it. The temporary file is the writer's own (its
+/// process and a number of the process's), so two programs of one process
+/// saving to one path never rename each other's.
 pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
+    static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    let temporary = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
+    let temporary = path.with_file_name(format!(".{name}.{}.{n}.partial", std::process::id()));
     let written = std::fs::File::create(&temporary).and_then(|mut file| {
         file.write_all(text.as_bytes())?;
         file.sync_all()

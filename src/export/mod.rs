@@ -1,31 +1,20 @@
-//! A checked program as a Python script that computes what tapec computes:
-//! the start of `tapec export`.
+//! `tapec export`: a checked program as a Python script that computes what
+//! tapec computes, with PyTorch for matrices and tapes.
 //!
 //! The script is the program's own statements in Python, in order, with
 //! each statement's source line as a trailing comment, and every operation
 //! whose meaning Python's own operator does not have (Integer overflow,
 //! `div` and `mod` toward zero, `/` of Integers, comparisons across
-//! Integer and Real, conditions that must be Boolean) a call into the
-//! runtime `tape_runtime.py`, written beside the script, with the source
-//! place it reports errors at.
+//! Integer and Real, the language's broadcasting, conditions that must be
+//! Boolean, the NaN check) a call into the runtime `tape_runtime.py`,
+//! written beside the script, with the source place it reports errors at.
 //!
-//! What is translated so far: every value (a Matrix is a float64 tensor),
-//! every statement, routines (parameters by value and by `var`, typed
+//! Translated: every value (a Matrix is a float64 tensor), every
+//! statement, routines (parameters by value and by `var`, typed
 //! parameters, locals and results, `Result`, recursion to the language's
-//! depth), tapes with `Blame` and `Nudge`, and the builtins of numbers, of
-//! text and of matrices but `Power`, `LayerNorm`, `Embed`, `CrossEntropy`,
-//! the ranges, the stacks, `Sample`, `Argmax`, the files, the vocabulary,
-//! `Progress`, `Plot` and `CheckBlame`. A construct not yet translated is an
-//! error at its span that says so (a tape inside a routine, and those
-//! builtins). Not followed yet: an Integer leaf (tapec keeps it an
-//! Integer; the script makes it a Real).
-//!
-//! A tape is PyTorch's autograd (`rt.tape_open` ... `rt.tape_close`): the
-//! variables the block reads before it assigns them, and the globals the
-//! routines it calls read, become leaves, every
-//! value the block assigns is kept for `Blame` and is the result so far,
-//! `end;` runs `backward()` from the result, `Blame(x)` reads `x.grad`, and
-//! `Nudge(x, rate)` steps outside the graph.
+//! depth), tapes, and every builtin. Not yet: a tape inside a routine (an
+//! error at its span), an Integer leaf (tapec keeps it an Integer; the
+//! script makes it a Real), a `var` parameter assigned inside a tape.
 //!
 //! How each construct is carried over:
 //! - Globals are the module's globals; the top-level statements run in
@@ -36,11 +25,21 @@
 //!   language's: a routine reads globals and makes local what it assigns.
 //! - A `var` parameter is copied in and copied back: the function returns
 //!   the final values of its `var` parameters (after `Result`), and the
-//!   call assigns them to the caller's variables.
+//!   call assigns them to the caller's variables; one not assigned yet goes
+//!   in as `rt.UNSET`.
 //! - `repeat ... until c` is `while _first or not c`, so that `continue`
 //!   still tests the condition.
 //! - A name that Python reserves, or that the script uses itself, gets a
 //!   trailing underscore.
+//!
+//! A tape is PyTorch's autograd (`rt.tape_open` ... `rt.tape_close`): the
+//! variables the block reads before it assigns them, and the globals the
+//! routines it calls read, become leaves; every value the block assigns is
+//! kept for `Blame` and is the result so far; `end;` runs `backward()` from
+//! the result; `Blame(x)` reads `x.grad`; `Nudge(x, rate)` steps outside
+//! the graph. A program that calls `CheckBlame` has each tape block as a
+//! function too, which `CheckBlame` runs again with one element nudged,
+//! printing nothing and drawing the tape's own random numbers.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -105,6 +104,10 @@ struct Exporter<'a> {
     /// Inside a `tape` block's own statements: an assignment there is on
     /// the tape and may be its result.
     in_tape: bool,
+    /// Whether the program calls `CheckBlame`, which replays its tapes:
+    /// then each tape block is a function too. Numbers them.
+    replays: bool,
+    tapes: usize,
 }
 
 /// The Python script of `program`, a program that passed the checks, read
@@ -121,6 +124,8 @@ pub fn python(program: &Program, file: &str, sources: &SourceMap) -> Out<String>
         typed: Vec::new(),
         in_routine: false,
         in_tape: false,
+        replays: calls_check_blame(&program.body),
+        tapes: 0,
     };
     e.script(program)?;
     Ok(e.out)
@@ -361,7 +366,11 @@ impl Exporter<'_> {
                     None => value,
                 };
                 let value = if self.in_tape {
-                    format!("rt.on_tape({value}, {})", self.at(stmt.span))
+                    format!(
+                        "rt.on_tape({value}, {}, {})",
+                        self.at(stmt.span),
+                        py_str(&target.text)
+                    )
                 } else {
                     value
                 };
@@ -467,13 +476,46 @@ impl Exporter<'_> {
                         None,
                     );
                 }
+                if !self.replays {
+                    self.in_tape = true;
+                    let done = self.block(body, depth);
+                    self.in_tape = false;
+                    done?;
+                    self.emit(
+                        depth,
+                        &format!("rt.tape_close({})", self.at(*end)),
+                        Some(*end),
+                    );
+                    return Ok(());
+                }
+                // `CheckBlame` replays the block: it is a function.
+                if leaves_loop(body) {
+                    return Err(not_yet(
+                        stmt.span,
+                        "`break` or `continue` from inside a tape that `CheckBlame` replays",
+                    ));
+                }
+                self.tapes += 1;
+                let function = format!("_tape{}", self.tapes);
+                self.emit(depth, &format!("def {function}():"), None);
+                let mut names = Vec::new();
+                assigned(body, &self.routines, &mut names);
+                if !names.is_empty() {
+                    let names: Vec<String> = names.iter().map(|n| py_name(n)).collect();
+                    self.emit(depth + 1, &format!("global {}", names.join(", ")), None);
+                }
                 self.in_tape = true;
-                let done = self.block(body, depth);
+                let before = self.out.len();
+                let done = self.block(body, depth + 1);
                 self.in_tape = false;
                 done?;
+                if self.out.len() == before {
+                    self.emit(depth + 1, "pass", None);
+                }
+                self.emit(depth, &format!("{function}()"), None);
                 self.emit(
                     depth,
-                    &format!("rt.tape_close({})", self.at(*end)),
+                    &format!("rt.tape_close({}, {function}, globals())", self.at(*end)),
                     Some(*end),
                 );
             }
@@ -655,22 +697,42 @@ impl Exporter<'_> {
         for arg in args {
             values.push(self.expr(&arg.value)?);
         }
-        if self.routines.contains_key(&*name.text) {
+        if let Some(r) = self.routines.get(&*name.text).cloned() {
+            // A `var` argument may be a variable not assigned yet, which
+            // the routine assigns: it goes in as `rt.UNSET`.
+            let scope = if self.in_routine {
+                "locals()"
+            } else {
+                "globals()"
+            };
+            for ((p, arg), value) in r.params.iter().zip(args).zip(values.iter_mut()) {
+                if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
+                    *value = format!("{scope}.get({}, rt.UNSET)", py_str(&py_name(&n.text)));
+                }
+            }
             return Ok(format!("{}({})", py_name(&name.text), values.join(", ")));
         }
         let Some(builtin) = declarations::find(&name.text) else {
             return Err(not_yet(span, &format!("a call of `{}`", name.text)));
         };
-        if builtin.does == Does::Blame
+        if matches!(builtin.does, Does::Blame | Does::CheckBlame)
             && let [arg] = args
             && let ExprKind::Name(n) = &arg.value.kind
         {
+            let function = if builtin.does == Does::Blame {
+                "blame"
+            } else {
+                "check_blame"
+            };
             return Ok(format!(
-                "rt.blame({}, {}, {})",
+                "rt.{function}({}, {}, {})",
                 py_name(&n.text),
                 py_str(&n.text),
                 self.at(span)
             ));
+        }
+        if builtin.does == Does::Plot {
+            return self.plot(args, span);
         }
         let function = match builtin.does {
             Does::Round(true) => "round_",
@@ -712,10 +774,38 @@ impl Exporter<'_> {
             Does::Eye => "eye",
             Does::CausalMask => "causal_mask",
             Does::Show => "show_",
+            Does::Power => "power",
+            Does::Matrix(MatrixOp::LayerNorm) => "layer_norm",
+            Does::Matrix(MatrixOp::HStack) => "hstack",
+            Does::Matrix(MatrixOp::VStack) => "vstack",
+            Does::Embed => "embed",
+            Does::CrossEntropy => "cross_entropy",
+            Does::Range(true) => "row_range",
+            Does::Range(false) => "col_range",
+            Does::Sample => "sample",
+            Does::Argmax => "argmax",
+            Does::Vocab => "vocab",
+            Does::Encode => "encode",
+            Does::Decode => "decode",
+            Does::ReadText => "read_text",
+            Does::Save => "save",
+            Does::Load => "load",
+            Does::Progress => "progress",
             _ => return Err(not_yet(span, &format!("`{}`", builtin.name))),
         };
         values.push(self.at(span));
         Ok(format!("rt.{function}({})", values.join(", ")))
+    }
+
+    /// `Plot(m[, path[, title]])`: the runtime's keywords, as the path and
+    /// title may be left out.
+    fn plot(&mut self, args: &[Arg], span: Span) -> Out<String> {
+        let mut values = Vec::new();
+        for (arg, key) in args.iter().zip(["", "path=", "title="]) {
+            values.push(format!("{key}{}", self.expr(&arg.value)?));
+        }
+        values.push(format!("where={}", self.at(span)));
+        Ok(format!("rt.plot({})", values.join(", ")))
     }
 }
 
@@ -883,4 +973,34 @@ fn globals_read(
             push_new(into, &name);
         }
     }
+}
+
+/// Whether the statements call `CheckBlame` anywhere.
+fn calls_check_blame(stmts: &[Stmt]) -> bool {
+    let mut found = false;
+    crate::syntax::tree::each_name(stmts, &mut |n| {
+        found |= n.text == "CheckBlame";
+    });
+    found
+}
+
+/// Whether `break` or `continue` in `stmts` leaves them (is not inside a
+/// loop of their own).
+fn leaves_loop(stmts: &[Stmt]) -> bool {
+    stmts.iter().any(|s| match &s.kind {
+        StmtKind::Break | StmtKind::Continue => true,
+        StmtKind::Block(body) => leaves_loop(body),
+        StmtKind::If {
+            branches,
+            otherwise,
+        } => {
+            branches
+                .iter()
+                .any(|(_, then)| leaves_loop(std::slice::from_ref(then)))
+                || otherwise
+                    .as_ref()
+                    .is_some_and(|o| leaves_loop(std::slice::from_ref(o)))
+        }
+        _ => false,
+    })
 }

@@ -12,6 +12,7 @@ the results are the same bits. `tests/export_runtime.rs` compares a
 million draws with tapec's.
 """
 import math
+import os
 import struct
 import sys
 
@@ -406,7 +407,10 @@ def bound(v, where):
 
 def typed(v, kind, where):
     """`v` as a variable declared `kind` holds it: an Integer widens to a
-    Real; any other kind is an error."""
+    Real; any other kind is an error. A `var` argument not assigned yet
+    passes."""
+    if v is UNSET:
+        return v
     if kind == "Real" and type(v) is int:
         return float(v)
     if kind == "Real" and _number(v):
@@ -565,13 +569,24 @@ def ge(a, b, where):
 
 
 def write(parts, end):
-    sys.stdout.write("".join(parts) + end)
+    if _replaying[0] is None:
+        sys.stdout.write("".join(parts) + end)
 
 
 # Builtins of numbers and text (LANGUAGE.md section 6).
 
 INF = math.inf
 _rng = Random(0)
+
+
+class _Unset:
+    """What a `var` argument holds before the routine assigns it."""
+
+    def __repr__(self):
+        return "UNSET"
+
+
+UNSET = _Unset()
 
 
 def _whole(x, where, name):
@@ -697,6 +712,9 @@ class _Tape:
 
 _tape = [None]
 _tapes = [0]
+# While `CheckBlame` replays a tape: (the name it nudges, its value).
+_replaying = [None]
+_replay_result = [None]
 
 
 def tape_open(where):
@@ -704,6 +722,7 @@ def tape_open(where):
     import torch
     _tapes[0] += 1
     _tape[0] = _Tape(_tapes[0])
+    _tape[0].rng_state = _rng.state  # a replay draws what the tape drew
     torch.set_grad_enabled(True)
 
 
@@ -729,10 +748,17 @@ def leaves(values, names):
     return out
 
 
-def on_tape(v, where):
-    """A value the tape's own statement assigned: kept for `Blame`, and the
-    tape's result so far."""
+def on_tape(v, where, name=None):
+    """A value the tape's own statement assigned to `name`: kept for
+    `Blame`, and the tape's result so far. While `CheckBlame` replays the
+    tape, the value it nudges stands in for `name`'s."""
     import torch
+    if _replaying[0] is not None:
+        nudged, value = _replaying[0]
+        if name == nudged:
+            v = value
+        _replay_result[0] = v
+        return v
     if type(v) in (int, float):
         v = torch.tensor(float(v), dtype=torch.float64)
     if _is_tensor(v):
@@ -750,10 +776,13 @@ def on_tape(v, where):
     return v
 
 
-def tape_close(where):
-    """`end;`: the reverse walk from the result, blame 1."""
+def tape_close(where, replay=None, scope=None):
+    """`end;`: the reverse walk from the result, blame 1. `replay` runs the
+    block again and `scope` holds the program's variables, for
+    `CheckBlame`."""
     import torch
     tape = _tape[0]
+    tape.replay, tape.scope = replay, scope
     r = tape.result
     if r is None or not (_number(r) or (_is_tensor(r) and tuple(r.shape) == (1, 1))):
         at = tape.result_where or where
@@ -1019,3 +1048,278 @@ def random(r, c, where):
 
 def show_(m, where):
     write([show(_matrix_arg(m, where, "Show"))], "")
+
+
+
+def _row_values(m, where, name):
+    m = _matrix_arg(m, where, name)
+    if m.shape[0] != 1:
+        raise TapeError(where, f"{name} takes a 1×n row, not a %d×%d matrix" % tuple(m.shape))
+    return [float(x) for x in m.detach()[0].tolist()]
+
+
+def _ids(m, limit, where, name, what):
+    """A 1×n row of 1-based numbers up to `limit`, 0-based."""
+    out = []
+    for k, x in enumerate(_row_values(m, where, name)):
+        if x != math.floor(x) or not 1 <= x <= limit:
+            raise TapeError(where, f"{name}: {what} {real(x)} in column {k + 1} is not between 1 and {limit}")
+        out.append(int(x) - 1)
+    return out
+
+
+def power(a, p, where):
+    if not _number(p) or _is_tensor(p):
+        raise TapeError(where, f"Power's exponent is a number, not {_kind(p)}")
+    if _is_tensor(a):
+        return _checked(a ** float(p), where, "Power")
+    a, p = float(a), float(p)
+    if a == 0.0 and p < 0:
+        # IEEE pow: an infinity, negative for -0 to an odd whole power.
+        odd = p == math.floor(p) and math.fmod(p, 2.0) != 0.0
+        return math.copysign(math.inf, a) if odd else math.inf
+    try:
+        return _real(a ** p if a >= 0 or p == math.floor(p) else math.nan, where, "Power")
+    except OverflowError:
+        return math.inf if a > 0 or math.fmod(p, 2.0) == 0.0 else -math.inf
+
+
+def layer_norm(m, where):
+    torch = _torch()
+    m = _matrix_arg(m, where, "LayerNorm")
+    return _checked(torch.nn.functional.layer_norm(m, (m.shape[1],), eps=1e-5), where, "LayerNorm")
+
+
+def embed(table, ids, where):
+    table = _matrix_arg(table, where, "Embed")
+    rows = _ids(ids, table.shape[0], where, "Embed", "row number")
+    return table[_torch().tensor(rows)]
+
+
+def cross_entropy(logits, targets, where):
+    torch = _torch()
+    logits = _matrix_arg(logits, where, "CrossEntropy")
+    picked = _ids(targets, logits.shape[1], where, "CrossEntropy", "target")
+    if len(picked) != logits.shape[0]:
+        raise TapeError(where, f"CrossEntropy: {logits.shape[0]} rows of logits but {len(picked)} targets")
+    index = torch.tensor(picked)
+    lse = torch.logsumexp(logits, dim=1)
+    return _real_of(_checked((lse - logits[torch.arange(len(picked)), index]).mean(), where, "CrossEntropy"))
+
+
+def _range(m, first, count, size, what, where, name):
+    if type(first) is not int or type(count) is not int:
+        raise TapeError(where, f"{name} takes Integers for where to start and how many")
+    if count < 1 or first < 1 or first + count - 1 > size:
+        raise TapeError(where, f"{name}: {what}s {first} to {first + count - 1} are out of range: there are {size}")
+    return first - 1, first - 1 + count
+
+
+def row_range(m, first, count, where):
+    m = _matrix_arg(m, where, "RowRange")
+    a, b = _range(m, first, count, m.shape[0], "row", where, "RowRange")
+    return m[a:b, :]
+
+
+def col_range(m, first, count, where):
+    m = _matrix_arg(m, where, "ColRange")
+    a, b = _range(m, first, count, m.shape[1], "column", where, "ColRange")
+    return m[:, a:b]
+
+
+def hstack(a, b, where):
+    a, b = _matrix_arg(a, where, "HStack"), _matrix_arg(b, where, "HStack")
+    if a.shape[0] != b.shape[0]:
+        raise TapeError(where, "HStack of a %d×%d and a %d×%d: the rows differ" % (tuple(a.shape) + tuple(b.shape)))
+    return _torch().cat([a, b], dim=1)
+
+
+def vstack(a, b, where):
+    a, b = _matrix_arg(a, where, "VStack"), _matrix_arg(b, where, "VStack")
+    if a.shape[1] != b.shape[1]:
+        raise TapeError(where, "VStack of a %d×%d and a %d×%d: the columns differ" % (tuple(a.shape) + tuple(b.shape)))
+    return _torch().cat([a, b], dim=0)
+
+
+def sample(p, where):
+    """`Sample(p)`: one uniform times the row's sum; the first column whose
+    running sum exceeds it (the last if none)."""
+    weights = _row_values(p, where, "Sample")
+    for k, w in enumerate(weights):
+        if w < 0:
+            raise TapeError(where, f"Sample's weights must not be negative, but column {k + 1} is {real(w)}")
+    total = 0.0
+    for w in weights:
+        total += w
+    if not (total > 0 and math.isfinite(total)):
+        raise TapeError(where, "Sample's weights must have a positive, finite sum")
+    target = _rng.uniform() * total
+    running = 0.0
+    for k, w in enumerate(weights):
+        running += w
+        if running > target:
+            return k + 1
+    return len(weights)
+
+
+def argmax(a, where):
+    values = _row_values(a, where, "Argmax")
+    best = 0
+    for k, x in enumerate(values):
+        if x > values[best]:
+            best = k
+    return best + 1
+
+
+def vocab(text, where):
+    return "".join(sorted(set(text)))
+
+
+def encode(text, vocabulary, where):
+    if not text:
+        raise TapeError(where, "Encode of an empty string: there are no empty matrices")
+    position = {c: k + 1 for k, c in reversed(list(enumerate(vocabulary)))}
+    ids = []
+    for c in text:
+        if c not in position:
+            raise TapeError(where, f"Encode: `{c}` is not in the vocabulary")
+        ids.append(float(position[c]))
+    return _torch().tensor([ids], dtype=_torch().float64)
+
+
+def decode(ids, vocabulary, where):
+    return "".join(vocabulary[k] for k in _ids(ids, len(vocabulary), where, "Decode", "id"))
+
+
+_base = [None]
+
+
+def _path(path):
+    """A path as the program names it: relative to the script's folder."""
+    if _base[0] is None:
+        _base[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
+    return path if os.path.isabs(path) else os.path.join(_base[0], path)
+
+
+def read_text(path, where):
+    try:
+        with open(_path(path), encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        raise TapeError(where, f"cannot read `{path}`: {e.strerror.lower() if e.strerror else e}")
+    except UnicodeDecodeError:
+        raise TapeError(where, f"cannot read `{path}`: it is not UTF-8 text")
+
+
+def _shortest(x):
+    """A number as `Save` writes it: the shortest decimal that reads back
+    to the same bits, with Rust's exponent form (`1e-7`, `1e16`)."""
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    text = repr(x)
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = mantissa + "e" + str(int(exponent))
+    return text
+
+
+def save(m, path, where):
+    m = _matrix_arg(m, where, "Save")
+    text = "".join(" ".join(_shortest(x) for x in row) + "\n" for row in _rows(m))
+    try:
+        with open(_path(path), "w", encoding="utf-8") as f:
+            f.write(text)
+    except OSError as e:
+        raise TapeError(where, f"cannot write `{path}`: {e.strerror.lower() if e.strerror else e}")
+
+
+def load(path, where):
+    text = read_text(path, where)
+    rows = [[float(x) for x in line.split()] for line in text.splitlines() if line.strip()]
+    if not rows or any(len(r) != len(rows[0]) for r in rows):
+        raise TapeError(where, f"`{path}` does not hold a matrix: rows of numbers of one length")
+    return _torch().tensor(rows, dtype=_torch().float64)
+
+
+def progress(step, steps, where):
+    """`Progress`: a bar on stderr when it is a terminal (tqdm's, when it is
+    installed); nothing otherwise."""
+    if not sys.stderr.isatty():
+        return
+    width = 30
+    done = int(width * step / max(steps, 1))
+    sys.stderr.write("\r[" + "#" * done + " " * (width - done) + f"] step {step} of {steps}")
+    if step >= steps:
+        sys.stderr.write("\n")
+
+
+def plot(m, path="", title="", where="?"):
+    """`Plot`: each row of `m` as a line, drawn by matplotlib when it is
+    installed (to `path` as SVG, or on screen); a clear message when not."""
+    try:
+        import matplotlib
+        if path:
+            matplotlib.use("svg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        sys.stderr.write("Plot needs matplotlib, which is not installed (pip install matplotlib)\n")
+        return
+    figure, axes = plt.subplots()
+    for row in _rows(_matrix_arg(m, where, "Plot")):
+        axes.plot(range(1, len(row) + 1), row)
+    axes.set_xlabel("column")
+    if title:
+        axes.set_title(title)
+    if path:
+        figure.savefig(_path(path), format="svg")
+        sys.stderr.write(f"Plot wrote {path}\n")
+    else:
+        plt.show()
+
+
+
+def _replay(tape, name, value):
+    """The tape's result with `name` holding `value`: the block run again
+    with nothing recorded and nothing printed."""
+    torch = _torch()
+    scope = tape.scope
+    kept = dict(scope)
+    if name in scope:
+        scope[name] = value
+    _replaying[0] = (name, value)
+    _replay_result[0] = None
+    _rng.state = tape.rng_state
+    try:
+        with torch.no_grad():
+            tape.replay()
+        return float(_replay_result[0])
+    finally:
+        _replaying[0] = None
+        scope.clear()
+        scope.update(kept)
+
+
+def check_blame(x, name, where):
+    """`CheckBlame(x)`: the largest difference between `Blame(x)` and central
+    finite differences (step 1e-6), from replaying the last tape with each
+    element of `x` nudged."""
+    torch = _torch()
+    tape = _tape[0]
+    if not _on_last_tape(x) or getattr(tape, "replay", None) is None:
+        raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
+    b = blame(x, name, where)
+    base = x.detach().clone()
+    flat = base.reshape(-1)
+    grads = [b] if base.dim() == 0 else b.reshape(-1).tolist()
+    state = _rng.state
+    worst = 0.0
+    for k in range(flat.numel()):
+        results = []
+        for step in (1e-6, -1e-6):
+            nudged = flat.clone()
+            nudged[k] += step
+            value = nudged.reshape(base.shape)
+            results.append(_replay(tape, name, float(value) if base.dim() == 0 else value))
+        worst = max(worst, abs(float(grads[k]) - (results[0] - results[1]) / 2e-6))
+    _rng.state = state
+    return worst
