@@ -124,3 +124,88 @@ fn exported_programs_on_pytorch_print_what_tapec_prints() {
     assert!(compared >= 20, "only {compared} programs compared");
     let _ = std::fs::remove_dir_all(base);
 }
+
+/// The line of the program's source a diagnostic or a script's error
+/// names: tapec's `╭─[ file:LINE:COL ]`, the script's `  at file:LINE:COL`.
+fn named_line(text: &str) -> Option<usize> {
+    let place = text
+        .lines()
+        .find_map(|l| {
+            l.split_once("╭─[ ")
+                .map(|(_, p)| p.trim_end_matches(" ]").to_string())
+        })
+        .or_else(|| {
+            text.lines()
+                .find_map(|l| l.trim_start().strip_prefix("at ").map(str::to_string))
+        })?;
+    place.rsplit(':').nth(1)?.parse().ok()
+}
+
+/// Programs of `tests/errors` whose scripts do not fail where tapec does,
+/// and why.
+const FAILS_ELSEWHERE: &[(&str, &str)] = &[(
+    "nan_product_overflow",
+    "PyTorch's matrix product fuses each multiply-add: 1e200·1e200 + 1e200·(-1e200) \
+     is inf there, NaN in tapec's unfused sums",
+)];
+
+/// Every program of `tests/errors` that passes the checks and fails while
+/// it runs (but those of `FAILS_ELSEWHERE`): its script fails too, with
+/// exit status 1, naming the line tapec names.
+#[test]
+fn exported_scripts_fail_where_tapec_fails() {
+    let Some(python) = python_with_torch() else {
+        if std::env::var("CI").is_ok_and(|v| v == "true") {
+            panic!("CI=true, but no Python with torch (set TAPEC_PYTHON; `.ci/run` makes one)");
+        }
+        eprintln!("NOT RUN: the export's error test needs a Python with torch");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tapec-export-errors-{}", std::process::id()));
+    copy_folder(Path::new("tests/errors/data"), &dir.join("data"));
+    let mut compared = Vec::new();
+    let mut differ = Vec::new();
+    for program in programs_in("tests/errors") {
+        let name = program.file_stem().unwrap().to_string_lossy().to_string();
+        if FAILS_ELSEWHERE.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let script = dir.join(format!("{name}.py"));
+        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("export")
+            .arg(&program)
+            .arg("-o")
+            .arg(&script)
+            .output()
+            .unwrap();
+        if !export.status.success() {
+            continue; // refused by the checks, before anything runs
+        }
+        let (_, err, code) = tapec::run_captured(&program, &[], None);
+        assert_eq!(
+            code, 1,
+            "{name} passes the checks and should fail while it runs"
+        );
+        let out = Command::new(&python).arg(&script).output().unwrap();
+        let script_err = String::from_utf8_lossy(&out.stderr).into_owned();
+        if out.status.code() == Some(1) && named_line(&err) == named_line(&script_err) {
+            compared.push(name);
+        } else {
+            differ.push(format!(
+                "{name}: tapec line {:?}, script status {:?} line {:?}: {}",
+                named_line(&err),
+                out.status.code(),
+                named_line(&script_err),
+                script_err.lines().last().unwrap_or_default()
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        differ.is_empty(),
+        "{} agree; these differ:\n{}",
+        compared.len(),
+        differ.join("\n")
+    );
+    assert!(compared.len() >= 20, "only {} compared", compared.len());
+}

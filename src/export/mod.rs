@@ -250,13 +250,22 @@ impl Exporter<'_> {
 
     fn routine(&mut self, r: &Routine) -> Out<()> {
         let params: Vec<String> = r.params.iter().map(|p| py_name(&p.name.text)).collect();
-        let (line, _) = self.sources.line_column(r.header);
+        // The declared types, checked by the decorator at each call.
+        let types: String = r
+            .params
+            .iter()
+            .map(|p| match p.ty {
+                Some((ty, _)) => format!("{}, ", py_str(ty.name())),
+                None => "None, ".to_string(),
+            })
+            .collect();
         self.emit(
             0,
             &format!(
-                "@rt.routine({}, {})",
+                "@rt.routine({}, {}, ({}))",
                 py_str(&r.name.text),
-                py_str(&format!("{}:{line}", self.file))
+                self.at(r.header),
+                types
             ),
             None,
         );
@@ -265,20 +274,6 @@ impl Exporter<'_> {
             &format!("def {}({}):", py_name(&r.name.text), params.join(", ")),
             Some(r.header),
         );
-        for p in &r.params {
-            if let Some((ty, _)) = p.ty {
-                let n = py_name(&p.name.text);
-                self.emit(
-                    1,
-                    &format!(
-                        "{n} = rt.typed({n}, {}, {})",
-                        py_str(ty.name()),
-                        self.at(p.name.span)
-                    ),
-                    None,
-                );
-            }
-        }
         let typed: Vec<(String, TypeName)> = r
             .locals
             .iter()
@@ -345,7 +340,18 @@ impl Exporter<'_> {
     fn stmt(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
         let span = Some(stmt.span);
         match &stmt.kind {
-            StmtKind::Empty | StmtKind::Var(_) | StmtKind::Routine(_) => {}
+            StmtKind::Empty | StmtKind::Routine(_) => {}
+            // A routine's declared locals are its `typed`; the program's
+            // own are added here, for the assignments that follow.
+            StmtKind::Var(decls) => {
+                if !self.in_routine {
+                    for d in decls {
+                        if let Some((ty, _)) = d.ty {
+                            self.typed.push((d.name.text.clone(), ty));
+                        }
+                    }
+                }
+            }
             StmtKind::Error => return Err(not_yet(stmt.span, "a statement that did not parse")),
             StmtKind::Assign { target, value } => {
                 let value = match self.call_with_var_params(value)? {
@@ -572,8 +578,13 @@ impl Exporter<'_> {
         {
             let rate = self.expr(&rate.value)?;
             let v = py_name(&n.text);
+            let declared = self
+                .typed
+                .iter()
+                .find(|(t, _)| *t == n.text)
+                .map_or("None".to_string(), |(_, ty)| py_str(ty.name()));
             return Ok(format!(
-                "{v} = rt.nudge({v}, {}, {rate}, {})",
+                "{v} = rt.nudge({v}, {}, {rate}, {}, {declared})",
                 py_str(&n.text),
                 self.at(e.span)
             ));
@@ -673,7 +684,7 @@ impl Exporter<'_> {
 
     fn name(&mut self, name: &Name, span: Span) -> Out<String> {
         if self.routines.contains_key(&*name.text) {
-            return Ok(format!("{}()", py_name(&name.text)));
+            return Ok(format!("{}(_at={})", py_name(&name.text), self.at(span)));
         }
         if self.is_variable(name) {
             return Ok(py_name(&name.text));
@@ -710,6 +721,7 @@ impl Exporter<'_> {
                     *value = format!("{scope}.get({}, rt.UNSET)", py_str(&py_name(&n.text)));
                 }
             }
+            values.push(format!("_at={}", self.at(span)));
             return Ok(format!("{}({})", py_name(&name.text), values.join(", ")));
         }
         let Some(builtin) = declarations::find(&name.text) else {

@@ -359,13 +359,16 @@ MAX_CALL_DEPTH = 1000
 _depth = [0]
 
 
-def routine(name, where):
-    """A routine's calls, counted: nesting deeper than the language allows
-    is its error, not Python's."""
+def routine(name, where, types=()):
+    """A routine's calls, each made at `_at` in the program: counted, so
+    that nesting deeper than the language allows is its error, not
+    Python's; and its arguments checked against the parameters' declared
+    types (`types`, None where there is none), as the call's errors."""
     def wrap(body):
-        def call(*args):
+        def call(*args, _at=where):
             if _depth[0] >= MAX_CALL_DEPTH:
-                raise TapeError(where, f"calls are nested more than {MAX_CALL_DEPTH} deep (in `{name}`)")
+                raise TapeError(_at, f"calls are nested more than {MAX_CALL_DEPTH} deep")
+            args = [a if t is None else typed(a, t, _at) for a, t in zip(args, types)] + list(args[len(types):])
             _depth[0] += 1
             try:
                 return body(*args)
@@ -489,6 +492,8 @@ def mul(a, b, where):
         if k != k2:
             raise TapeError(where, f"cannot multiply a {m}×{k} by a {k2}×{n}: the left has "
                             f"{_counted(k, 'column')} but the right has {_counted(k2, 'row')}")
+        if m * n > MAX_ELEMENTS:
+            raise TapeError(where, f"a {m}×{n} matrix is too large")
         return _checked(a @ b, where, "`*`")
     if _is_matrix(a) or _is_matrix(b):
         if not (_number(a) or _is_matrix(a)) or not (_number(b) or _is_matrix(b)):
@@ -708,6 +713,9 @@ class _Tape:
         self.result = None
         self.result_where = None
         self.nudged = set()
+        # The values the block assigned, in order, with where; and the leaves.
+        self.kept = []
+        self.leaves = []
 
 
 _tape = [None]
@@ -745,6 +753,7 @@ def leaves(values, names):
             out.append(v)
             continue
         out.append(_mark(v))
+        _tape[0].leaves.append(v)
     return out
 
 
@@ -770,6 +779,7 @@ def on_tape(v, where, name=None):
         _mark(v)
         _tape[0].result = v
         _tape[0].result_where = where
+        _tape[0].kept.append((v, where))
     else:
         _tape[0].result = v
         _tape[0].result_where = where
@@ -789,8 +799,63 @@ def tape_close(where, replay=None, scope=None):
         raise TapeError(at, "a tape must end on a number: its last assignment gave "
                         + ("nothing" if r is None else _kind(r)))
     if r.requires_grad:
-        r.backward(torch.ones_like(r))
+        # The graph is kept through the walk so that a NaN can be traced.
+        r.backward(torch.ones_like(r), retain_graph=True)
     torch.set_grad_enabled(False)
+    # A NaN the walk made stops the run, as tapec's walk does, naming the
+    # statement whose per-link rule handed a NaN to what it read.
+    held = [v for v, _ in tape.kept] + tape.leaves
+    if any(v.grad is not None and bool(torch.isnan(v.grad).any()) for v in held):
+        raise TapeError(_nan_maker(tape, r) or where, "the reverse walk made a NaN")
+
+
+def _nan_maker(tape, r):
+    """The place of the statement whose rule first made a NaN blame out of
+    a blame with none: the walk is run again with a hook on every step of
+    the graph, each step known by the statement that recorded it."""
+    import torch
+    own = {v.grad_fn: w for v, w in tape.kept if v.grad_fn is not None}
+    place = {}
+    for v, w in reversed(tape.kept):
+        stack = [v.grad_fn] if v.grad_fn is not None else []
+        while stack:
+            node = stack.pop()
+            if node is None or node in place or (node in own and own[node] != w):
+                continue
+            place[node] = w
+            stack.extend(n for n, _ in node.next_functions)
+    found = []
+
+    def has_nan(grads):
+        return any(g is not None and bool(torch.isnan(g).any()) for g in grads)
+
+    def watch(w):
+        def hook(handed, received):
+            if not found and has_nan(handed) and not has_nan(received):
+                found.append(w)
+        return hook
+    hooks = [node.register_hook(watch(w)) for node, w in place.items()]
+    for v in [v for v, _ in tape.kept] + tape.leaves:
+        v.grad = None
+    with torch.enable_grad():
+        r.backward(torch.ones_like(r))
+    for h in hooks:
+        h.remove()
+    if found:
+        return found[0]
+    # No rule made the NaN: two shares summed to one (inf + -inf) where a
+    # value has several uses. The statement named is the oldest use of the
+    # newest such value, whose share arrives last in the walk.
+    order = {w: i for i, (_, w) in enumerate(tape.kept)}
+    for v in [v for v, _ in reversed(tape.kept)] + tape.leaves:
+        if v.grad is None or not bool(torch.isnan(v.grad).any()):
+            continue
+        uses = [w for node, w in place.items()
+                if any(n is not None and (n is v.grad_fn or getattr(n, "variable", None) is v)
+                       for n, _ in node.next_functions)]
+        if uses:
+            return min(uses, key=order.get)
+    return None
 
 
 def _on_last_tape(v):
@@ -807,14 +872,19 @@ def blame(v, name, where):
     return float(g) if g.dim() == 0 else g.detach().clone()
 
 
-def nudge(v, name, rate, where):
-    """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape."""
+def nudge(v, name, rate, where, declared=None):
+    """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
+    variable declared Integer cannot take the Real it makes."""
+    if declared == "Integer":
+        raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
     if type(v) in (int, float) or not _is_tensor(v):
         raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
     if getattr(v, "_nudged_on", None) == _tapes[0]:
         raise TapeError(where, f"`{name}` was nudged already since the last tape")
     g = blame(v, name, where)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
+    if (new != new) if type(new) is float else bool(_torch().isnan(new).any()):
+        raise TapeError(where, "Nudge made a NaN (not a number)")
     if _is_tensor(new):
         new._nudged_on = _tapes[0]
         return new
@@ -1004,10 +1074,15 @@ def cols(m, where):
     return int(_matrix_arg(m, where, "Cols").shape[1])
 
 
+MAX_ELEMENTS = 1 << 28
+
+
 def _size(rows, cols, where):
     for n in (rows, cols):
         if type(n) is not int or n < 1:
             raise TapeError(where, "a matrix has at least one row and one column")
+    if rows * cols > MAX_ELEMENTS:
+        raise TapeError(where, f"a {rows}×{cols} matrix is too large")
 
 
 def zeros(r, c, where):
@@ -1233,11 +1308,58 @@ def save(m, path, where):
         raise TapeError(where, f"cannot write `{path}`: {e.strerror.lower() if e.strerror else e}")
 
 
+def _load_number(token):
+    if token in ("inf", "-inf", "+inf"):
+        return math.copysign(math.inf, -1.0 if token.startswith("-") else 1.0)
+    if token and all(c in "0123456789+-.eE" for c in token):
+        try:
+            return float(token)
+        except ValueError:
+            return None
+    return None
+
+
 def load(path, where):
+    """`Load(path)`: rows of numbers separated by spaces or tabs, refused as
+    tapec refuses them (src/eval/files.rs)."""
     text = read_text(path, where)
-    rows = [[float(x) for x in line.split()] for line in text.splitlines() if line.strip()]
-    if not rows or any(len(r) != len(rows[0]) for r in rows):
-        raise TapeError(where, f"`{path}` does not hold a matrix: rows of numbers of one length")
+
+    def refuse(line, column, why):
+        raise TapeError(where, f"`{path}` is not a matrix: line {line}, column {column}: {why}")
+    rows, width, blank = [], None, None
+    for i, line in enumerate(text.split("\n")):
+        line = line[:-1] if line.endswith("\r") else line
+        tokens, k = [], 0
+        while k < len(line):
+            if line[k] in " \t":
+                k += 1
+                continue
+            start = k
+            while k < len(line) and line[k] not in " \t":
+                k += 1
+            tokens.append((start + 1, line[start:k]))
+        if not tokens:
+            if blank is None:
+                blank = i + 1
+            continue
+        if blank is not None and rows:
+            refuse(blank, 1, "a blank line between rows")
+        blank = None
+        row = []
+        for n, (column, token) in enumerate(tokens):
+            if width is not None and n == width:
+                refuse(i + 1, column, f"row {len(rows) + 1} has more numbers than the {width} of row 1")
+            x = _load_number(token)
+            if x is None:
+                refuse(i + 1, column, f"`{token}` is not a number")
+            row.append(x)
+        if width is not None and len(row) < width:
+            plural = "" if len(row) == 1 else "s"
+            refuse(i + 1, len(line) + 1, f"row {len(rows) + 1} has {len(row)} number{plural}, row 1 has {width}")
+        width = len(row) if width is None else width
+        rows.append(row)
+    if not rows:
+        raise TapeError(where, f"`{path}` is not a matrix: it holds no numbers")
     return _torch().tensor(rows, dtype=_torch().float64)
 
 
@@ -1256,6 +1378,12 @@ def progress(step, steps, where):
 def plot(m, path="", title="", where="?"):
     """`Plot`: each row of `m` as a line, drawn by matplotlib when it is
     installed (to `path` as SVG, or on screen); a clear message when not."""
+    if path:
+        if not path.lower().endswith(".svg"):
+            raise TapeError(where, f"Plot draws SVG, but `{path}` names another kind of file")
+        folder = os.path.dirname(_path(path))
+        if not os.path.isdir(folder):
+            raise TapeError(where, f"cannot write `{path}`: its folder does not exist")
     try:
         import matplotlib
         if path:
@@ -1320,6 +1448,9 @@ def check_blame(x, name, where):
             nudged[k] += step
             value = nudged.reshape(base.shape)
             results.append(_replay(tape, name, float(value) if base.dim() == 0 else value))
-        worst = max(worst, abs(float(grads[k]) - (results[0] - results[1]) / 2e-6))
+        difference = abs(float(grads[k]) - (results[0] - results[1]) / 2e-6)
+        if difference != difference:
+            raise TapeError(where, "CheckBlame made a NaN (not a number)")
+        worst = max(worst, difference)
     _rng.state = state
     return worst
