@@ -340,6 +340,26 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
 /// Splits `text` into tokens. Errors are reported as diagnostics and leave an
 /// `Error` token in place so that parsing can go on.
 pub fn lex(text: &str, source: SourceId) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
+    lex_into(text, source, None)
+}
+
+/// What [`lex`] gives, and beside it the span of every comment it drops
+/// (closed ones; a comment never closed is an `Error` token), in order: for
+/// tools that colour a program, such as the editor grammar's test.
+pub fn lex_with_comments(
+    text: &str,
+    source: SourceId,
+) -> (Vec<(Token, Span)>, Vec<Span>, Vec<Diagnostic>) {
+    let mut comments = Vec::new();
+    let (tokens, errors) = lex_into(text, source, Some(&mut comments));
+    (tokens, comments, errors)
+}
+
+fn lex_into(
+    text: &str,
+    source: SourceId,
+    mut comments: Option<&mut Vec<Span>>,
+) -> (Vec<(Token, Span)>, Vec<Diagnostic>) {
     let mut tokens: Vec<(Token, Span)> = Vec::new();
     let mut errors = Vec::new();
     let mut lexer = RawToken::lexer(text);
@@ -347,7 +367,12 @@ pub fn lex(text: &str, source: SourceId) -> (Vec<(Token, Span)>, Vec<Diagnostic>
         let range = lexer.span();
         let span = Span::new(source, range.start, range.end);
         let token = match result {
-            Ok(RawToken::Comment) => continue,
+            Ok(RawToken::Comment) => {
+                if let Some(comments) = comments.as_deref_mut() {
+                    comments.push(span);
+                }
+                continue;
+            }
             Ok(RawToken::Word(word)) => keyword(&word).unwrap_or(Token::Ident(word)),
             Ok(RawToken::Integer(n)) => Token::Integer(n),
             Ok(RawToken::Real(x)) => Token::Real(x),
