@@ -83,6 +83,11 @@ enum Command {
         after_help = "Example:\n  tapec repl\n  tapec repl < session.txt   (a piped transcript: no prompts)"
     )]
     Repl,
+    /// A language server for editors, over stdin and stdout: errors as you type, hover, definition, completion.
+    #[command(
+        after_help = "Example:\n  tapec lsp   (started by an editor, such as the extension in editors/vscode)\n\nIt speaks the Language Server Protocol; exit status 0 after shutdown and exit, 1 otherwise."
+    )]
+    Lsp,
 }
 
 /// `tapec run FILE [ARGS...]`.
@@ -182,6 +187,7 @@ fn main() {
             })
         }
         Some(Command::Repl) => tapec::repl::run_on_stdin(color),
+        Some(Command::Lsp) => tapec::lsp::run_on_stdio(),
         None if std::io::stdin().is_terminal() => tapec::repl::run_on_stdin(color),
         None => {
             let _ = writeln!(

@@ -45,6 +45,8 @@ struct Checker<'a> {
     repl: bool,
     /// Every builtin the program calls anywhere, run or not.
     called: HashSet<Does>,
+    /// Each checked routine's local names, by the number of its name.
+    locals: HashMap<NameId, HashSet<String>>,
 }
 
 /// What the checks found besides errors.
@@ -54,6 +56,14 @@ pub struct Checked {
     /// Every builtin the program names in a call, in code that runs or not:
     /// whether anything can replay a tape (`CheckBlame`) is read from here.
     pub called: HashSet<Does>,
+    /// The global variables' names: what the top level assigns, declares
+    /// or passes to a `var` parameter, and what earlier input knew.
+    pub globals: HashSet<String>,
+    /// Each top-level routine's local names (its parameters, its `var`
+    /// section, what it assigns that is not a global, `Result` in a
+    /// function), keyed by the number of the routine's name: the scope
+    /// rules as the checks applied them, for tools that follow names.
+    pub locals: HashMap<NameId, HashSet<String>>,
 }
 
 /// Checks a program; `repl` allows bare expressions as statements.
@@ -76,6 +86,7 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         loops_beyond: None,
         repl,
         called: HashSet::new(),
+        locals: HashMap::new(),
     };
     for stmt in &program.body {
         if let StmtKind::Routine(r) = &stmt.kind {
@@ -93,6 +104,8 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
     Checked {
         errors: c.errors,
         called: c.called,
+        globals: c.globals,
+        locals: c.locals,
     }
 }
 
@@ -415,7 +428,9 @@ impl<'a> Checker<'a> {
         let loops = self.hide_loops("routine");
         self.routine = Some((r, locals));
         r.body.iter().for_each(|s| self.stmt(s, false));
-        self.routine = None;
+        if let Some((_, locals)) = self.routine.take() {
+            self.locals.insert(r.name.id, locals);
+        }
         (self.loops, self.loops_beyond) = loops;
         self.in_tape = saved_tape;
     }

@@ -1,0 +1,309 @@
+//! The server's state and what it does with each message: a function of
+//! the open documents and one message to the messages it sends back, with
+//! no input or output of its own (`lsp/mod.rs` reads and writes), so tests
+//! can drive it directly.
+//!
+//! The lifecycle is the protocol's: before `initialize` every request is
+//! answered `ServerNotInitialized` and every notification but `exit`
+//! dropped; after `shutdown` every request is refused; `exit` ends the
+//! server with status 0 after `shutdown`, 1 without. An unknown request is
+//! answered `MethodNotFound`, an unknown notification ignored, and
+//! parameters that do not fit the method `InvalidParams`.
+
+use std::collections::HashMap;
+
+use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
+    PublishDiagnostics,
+};
+use lsp_types::request::{Request as _, Shutdown};
+use lsp_types::{
+    InitializeParams, InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+};
+
+use super::analysis::Document;
+use super::diagnostics;
+use super::positions::Encoding;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Before `initialize`.
+    Waiting,
+    Running,
+    /// After `shutdown`: only `exit` is expected.
+    ShutDown,
+}
+
+/// What the client said it can show, from `initialize`.
+#[derive(Debug, Clone, Copy)]
+pub struct Client {
+    pub encoding: Encoding,
+    /// Hover text may be Markdown.
+    pub markdown: bool,
+    /// Completion items may be snippets.
+    pub snippets: bool,
+}
+
+pub struct Server {
+    phase: Phase,
+    client: Client,
+    documents: HashMap<Uri, Document>,
+    exit: Option<i32>,
+}
+
+impl Default for Server {
+    fn default() -> Server {
+        Server::new()
+    }
+}
+
+fn error(code: ErrorCode, message: impl Into<String>) -> ResponseError {
+    ResponseError {
+        code: code as i32,
+        message: message.into(),
+        data: None,
+    }
+}
+
+/// A request's parameters, as its method has them.
+fn params<R: lsp_types::request::Request>(
+    value: serde_json::Value,
+) -> Result<R::Params, ResponseError> {
+    serde_json::from_value(value).map_err(|e| {
+        error(
+            ErrorCode::InvalidParams,
+            format!("the parameters do not fit: {e}"),
+        )
+    })
+}
+
+/// A notification's parameters, as its method has them.
+fn notification_params<N: lsp_types::notification::Notification>(
+    value: serde_json::Value,
+) -> Result<N::Params, ResponseError> {
+    serde_json::from_value(value).map_err(|e| {
+        error(
+            ErrorCode::InvalidParams,
+            format!("the parameters do not fit: {e}"),
+        )
+    })
+}
+
+impl Server {
+    pub fn new() -> Server {
+        Server {
+            phase: Phase::Waiting,
+            client: Client {
+                encoding: Encoding::Utf16,
+                markdown: false,
+                snippets: false,
+            },
+            documents: HashMap::new(),
+            exit: None,
+        }
+    }
+
+    /// The exit status, once `exit` has been received.
+    pub fn exit_code(&self) -> Option<i32> {
+        self.exit
+    }
+
+    /// The exit status if the input ends without `exit`: as `exit` would.
+    pub fn status_at_end(&self) -> i32 {
+        if self.phase == Phase::ShutDown { 0 } else { 1 }
+    }
+
+    pub fn document(&self, uri: &Uri) -> Option<&Document> {
+        self.documents.get(uri)
+    }
+
+    /// What to send back for one message.
+    pub fn handle(&mut self, message: Message) -> Vec<Message> {
+        match message {
+            Message::Request(request) => {
+                let id = request.id.clone();
+                let response_result = self.request(request);
+                vec![Message::Response(Response {
+                    id,
+                    response_result,
+                })]
+            }
+            Message::Notification(notification) => self.notification(notification),
+            // The server sends no requests, so no response is awaited.
+            Message::Response(_) => Vec::new(),
+        }
+    }
+
+    fn request(&mut self, request: Request) -> Result<serde_json::Value, ResponseError> {
+        match (self.phase, request.method.as_str()) {
+            (Phase::Waiting, "initialize") => self.initialize(request.params),
+            (Phase::Waiting, _) => Err(error(
+                ErrorCode::ServerNotInitialized,
+                "the server is not initialized: send `initialize` first",
+            )),
+            (Phase::ShutDown, _) => Err(error(
+                ErrorCode::InvalidRequest,
+                "the server is shut down: only `exit` is expected",
+            )),
+            (Phase::Running, "initialize") => Err(error(
+                ErrorCode::InvalidRequest,
+                "the server is initialized already",
+            )),
+            (Phase::Running, Shutdown::METHOD) => {
+                self.phase = Phase::ShutDown;
+                Ok(serde_json::Value::Null)
+            }
+            (Phase::Running, method) => self.feature(method, request.params, &request.id),
+        }
+    }
+
+    fn initialize(&mut self, value: serde_json::Value) -> Result<serde_json::Value, ResponseError> {
+        let init: InitializeParams = params::<lsp_types::request::Initialize>(value)?;
+        let caps = &init.capabilities;
+        let utf8 = caps
+            .general
+            .as_ref()
+            .and_then(|g| g.position_encodings.as_ref())
+            .is_some_and(|offered| offered.contains(&PositionEncodingKind::UTF8));
+        let text = caps.text_document.as_ref();
+        self.client = Client {
+            encoding: if utf8 {
+                Encoding::Utf8
+            } else {
+                Encoding::Utf16
+            },
+            markdown: text
+                .and_then(|t| t.hover.as_ref())
+                .and_then(|h| h.content_format.as_ref())
+                .is_some_and(|f| f.contains(&lsp_types::MarkupKind::Markdown)),
+            snippets: text
+                .and_then(|t| t.completion.as_ref())
+                .and_then(|c| c.completion_item.as_ref())
+                .and_then(|i| i.snippet_support)
+                .unwrap_or(false),
+        };
+        self.phase = Phase::Running;
+        let capabilities = ServerCapabilities {
+            position_encoding: Some(if utf8 {
+                PositionEncodingKind::UTF8
+            } else {
+                PositionEncodingKind::UTF16
+            }),
+            text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+            ..ServerCapabilities::default()
+        };
+        let result = InitializeResult {
+            capabilities,
+            server_info: Some(ServerInfo {
+                name: "tapec".to_string(),
+                version: Some(env!("CARGO_PKG_VERSION").to_string()),
+            }),
+        };
+        serde_json::to_value(result).map_err(|e| error(ErrorCode::InternalError, e.to_string()))
+    }
+
+    fn feature(
+        &mut self,
+        method: &str,
+        _params: serde_json::Value,
+        _id: &RequestId,
+    ) -> Result<serde_json::Value, ResponseError> {
+        Err(error(
+            ErrorCode::MethodNotFound,
+            format!("tapec lsp does not answer `{method}`"),
+        ))
+    }
+
+    fn notification(&mut self, notification: Notification) -> Vec<Message> {
+        if notification.method == "exit" {
+            self.exit = Some(self.status_at_end());
+            return Vec::new();
+        }
+        if self.phase == Phase::Waiting {
+            return Vec::new();
+        }
+        let method = notification.method.clone();
+        let value = notification.params;
+        let result = match method.as_str() {
+            DidOpenTextDocument::METHOD => {
+                notification_params::<DidOpenTextDocument>(value).map(|p| self.opened(p))
+            }
+            DidChangeTextDocument::METHOD => {
+                notification_params::<DidChangeTextDocument>(value).map(|p| self.changed(p))
+            }
+            DidCloseTextDocument::METHOD => {
+                notification_params::<DidCloseTextDocument>(value).map(|p| self.closed(p))
+            }
+            // `initialized`, `$/cancelRequest`, `$/setTrace` and whatever
+            // else: nothing to do.
+            _ => Ok(Vec::new()),
+        };
+        result.unwrap_or_else(|e| vec![log(format!("tapec lsp ignored `{method}`: {}", e.message))])
+    }
+
+    fn opened(&mut self, p: lsp_types::DidOpenTextDocumentParams) -> Vec<Message> {
+        let uri = p.text_document.uri;
+        let doc = Document::new(p.text_document.text, p.text_document.version);
+        let published = self.publish(&uri, &doc);
+        self.documents.insert(uri, doc);
+        published
+    }
+
+    fn changed(&mut self, p: lsp_types::DidChangeTextDocumentParams) -> Vec<Message> {
+        let uri = p.text_document.uri;
+        let Some(doc) = self.documents.remove(&uri) else {
+            return vec![log(format!(
+                "tapec lsp ignored a change to `{}`, which is not open",
+                uri.as_str()
+            ))];
+        };
+        let encoding = self.client.encoding;
+        let mut lines = doc.lines;
+        for change in p.content_changes {
+            // The server asks for whole texts; a client that sends ranges
+            // anyway is followed too.
+            let text = match change.range {
+                None => change.text,
+                Some(range) => {
+                    let (start, end) = lines.span_of(range, encoding);
+                    let mut text = lines.into_text();
+                    text.replace_range(start..end, &change.text);
+                    text
+                }
+            };
+            lines = super::positions::LineIndex::new(text);
+        }
+        let doc = Document::new(lines.into_text(), p.text_document.version);
+        let published = self.publish(&uri, &doc);
+        self.documents.insert(uri, doc);
+        published
+    }
+
+    fn closed(&mut self, p: lsp_types::DidCloseTextDocumentParams) -> Vec<Message> {
+        let uri = p.text_document.uri;
+        self.documents.remove(&uri);
+        vec![notify::<PublishDiagnostics>(diagnostics::cleared(&uri))]
+    }
+
+    fn publish(&self, uri: &Uri, doc: &Document) -> Vec<Message> {
+        vec![notify::<PublishDiagnostics>(diagnostics::publish(
+            doc,
+            uri,
+            self.client.encoding,
+        ))]
+    }
+}
+
+fn notify<N: lsp_types::notification::Notification>(params: N::Params) -> Message {
+    Message::Notification(Notification::new(N::METHOD.to_string(), params))
+}
+
+/// A line for the client's log.
+fn log(message: String) -> Message {
+    notify::<lsp_types::notification::LogMessage>(lsp_types::LogMessageParams {
+        typ: lsp_types::MessageType::WARNING,
+        message,
+    })
+}
