@@ -221,7 +221,9 @@ fn read_framed(reader: &mut impl BufRead) -> Option<Vec<u8>> {
 }
 
 /// A range as `(line, character, line, character)`.
-fn range(v: &Value) -> (u64, u64, u64, u64) {
+type Span4 = (u64, u64, u64, u64);
+
+fn range(v: &Value) -> Span4 {
     let n = |p: &str, k: &str| v[p][k].as_u64().expect("a number");
     (
         n("start", "line"),
@@ -407,6 +409,374 @@ fn exit_after_shutdown_is_status_0_and_without_it_1() {
     assert_eq!(client.wait().code(), Some(1));
 }
 
+// ---- hover, definition, references, completion, signature help, symbols, rename ----
+
+/// A routine called before it is declared, a comment above it, locals of
+/// two routines, a tape.
+const FEATURES: &str = "program Features;
+rate := 0.1;
+w := [[0.5, -0.25]];
+total := Twice(rate);        { calls Twice before it is declared }
+
+{ Twice gives back two of x. }
+function Twice(x: Real): Real;
+var doubled: Real;
+begin
+  doubled := x * 2;
+  Result := doubled
+end;
+
+procedure Other(y: Real);
+begin
+  hidden := y + rate;
+  WriteLn(hidden)
+end;
+
+tape
+  s := Sum(w * Twice(rate));
+end;
+WriteLn(Power(total, 2), Sqrt(rate));
+";
+
+/// The position of the `nth` `needle` in `text`, `after` characters in.
+fn position(text: &str, needle: &str, nth: usize, after: usize) -> Value {
+    let at = text
+        .match_indices(needle)
+        .nth(nth)
+        .unwrap_or_else(|| panic!("no {needle:?} #{nth}"))
+        .0
+        + after;
+    let before = &text[..at];
+    let line = before.matches('\n').count();
+    let column = before.rsplit('\n').next().unwrap().encode_utf16().count();
+    json!({"line": line, "character": column})
+}
+
+fn at(uri: &str, position: Value) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": position})
+}
+
+/// A client with FEATURES open, and no errors in it.
+fn features_client(capabilities: Value) -> Client {
+    let mut client = Client::start();
+    client.initialize(capabilities);
+    let diagnostics = client.open(URI, FEATURES);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    client
+}
+
+fn hover_text(client: &mut Client, position: Value) -> String {
+    let hover = client.result("textDocument/hover", at(URI, position));
+    hover["contents"]["value"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no hover text: {hover}"))
+        .to_string()
+}
+
+#[test]
+fn hover_shows_a_builtins_help_a_routines_header_and_comment_and_a_variables_scope() {
+    let mut client = features_client(json!({}));
+    // The builtin's text is what `:help Sqrt` prints at the prompt.
+    let help = tapec::repl::transcript(":help Sqrt");
+    assert!(help.starts_with("Sqrt("), "{help}");
+    assert_eq!(
+        hover_text(&mut client, position(FEATURES, "Sqrt", 0, 2)),
+        help
+    );
+    // A routine at a call before its declaration: header and comment.
+    assert_eq!(
+        hover_text(&mut client, position(FEATURES, "Twice(rate)", 0, 0)),
+        "function Twice(x: Real): Real\n\nTwice gives back two of x."
+    );
+    assert_eq!(
+        hover_text(&mut client, position(FEATURES, "doubled", 2, 3)),
+        "doubled: Real\n\na local variable of `Twice`, declared on line 8"
+    );
+    assert_eq!(
+        hover_text(&mut client, position(FEATURES, "x * 2", 0, 0)),
+        "x: Real\n\na parameter of `Twice`"
+    );
+    assert_eq!(
+        hover_text(&mut client, position(FEATURES, "hidden", 1, 0)),
+        "hidden\n\na local variable of `Other`, first assigned on line 16: `hidden := y + rate;`"
+    );
+    assert_eq!(
+        hover_text(&mut client, position(FEATURES, "rate", 2, 0)),
+        "rate\n\na global variable, first assigned on line 2: `rate := 0.1;`"
+    );
+    // Nothing to say about a number; and a position past every line.
+    let on_number = client.result(
+        "textDocument/hover",
+        at(URI, position(FEATURES, "0.1", 0, 1)),
+    );
+    assert_eq!(on_number, Value::Null);
+    let past = client.result(
+        "textDocument/hover",
+        at(URI, json!({"line": 9999, "character": 9999})),
+    );
+    assert_eq!(past, Value::Null);
+    assert!(client.finish().success());
+}
+
+#[test]
+fn hover_is_markdown_for_a_client_that_shows_it() {
+    let mut client = features_client(
+        json!({"textDocument": {"hover": {"contentFormat": ["markdown", "plaintext"]}}}),
+    );
+    let hover = client.result(
+        "textDocument/hover",
+        at(URI, position(FEATURES, "Sqrt", 0, 0)),
+    );
+    assert_eq!(hover["contents"]["kind"], "markdown");
+    assert_eq!(
+        hover["contents"]["value"],
+        format!("```text\n{}```", tapec::repl::transcript(":help Sqrt"))
+    );
+    assert!(client.finish().success());
+}
+
+#[test]
+fn definition_of_a_routine_called_before_it_is_declared() {
+    let mut client = features_client(json!({}));
+    let call = position(FEATURES, "Twice(rate)", 0, 1);
+    let found = client.result("textDocument/definition", at(URI, call));
+    assert_eq!(found["uri"], URI);
+    let header = position(FEATURES, "Twice(x", 0, 0);
+    assert_eq!(found["range"]["start"], header);
+    assert_eq!(range(&found["range"]), (6, 9, 6, 14));
+    // A parameter, a local declared by `var`, a global's first assignment.
+    for (from, to) in [
+        (
+            position(FEATURES, "x * 2", 0, 0),
+            position(FEATURES, "x: Real", 0, 0),
+        ),
+        (
+            position(FEATURES, "doubled", 2, 0),
+            position(FEATURES, "doubled", 0, 0),
+        ),
+        (
+            position(FEATURES, "rate", 3, 0),
+            position(FEATURES, "rate", 0, 0),
+        ),
+    ] {
+        let found = client.result("textDocument/definition", at(URI, from.clone()));
+        assert_eq!(found["range"]["start"], to, "from {from}");
+    }
+    assert!(client.finish().success());
+}
+
+#[test]
+fn references_are_every_occurrence_of_the_same_name_in_its_scope() {
+    let mut client = features_client(json!({}));
+    let lines = |found: &Value| -> Vec<u64> {
+        found
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| range(&l["range"]).0)
+            .collect()
+    };
+    let rate = at(URI, position(FEATURES, "rate", 2, 0));
+    let mut with = rate.clone();
+    with["context"] = json!({"includeDeclaration": true});
+    let found = client.result("textDocument/references", with);
+    assert_eq!(lines(&found), [1, 3, 15, 20, 22]);
+    let mut without = rate;
+    without["context"] = json!({"includeDeclaration": false});
+    let found = client.result("textDocument/references", without);
+    assert_eq!(lines(&found), [3, 15, 20, 22]);
+    // A parameter's references stay in its routine.
+    let mut x = at(URI, position(FEATURES, "x: Real", 0, 0));
+    x["context"] = json!({"includeDeclaration": true});
+    let found = client.result("textDocument/references", x);
+    assert_eq!(lines(&found), [6, 9]);
+    assert!(client.finish().success());
+}
+
+#[test]
+fn completion_in_a_routine_lists_its_locals_and_the_globals_not_another_routines() {
+    let mut client = features_client(json!({
+        "textDocument": {"completion": {"completionItem": {"snippetSupport": true}}}
+    }));
+    let labels = |client: &mut Client, position: Value| -> Vec<String> {
+        let items = client.result("textDocument/completion", at(URI, position));
+        let items = items
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| items["items"].as_array().unwrap().clone());
+        items
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let inside_other = labels(&mut client, position(FEATURES, "WriteLn(hidden)", 0, 0));
+    for name in [
+        "y", "hidden", "rate", "w", "total", "s", "Twice", "Other", "Sqrt", "begin", "Real",
+    ] {
+        assert!(
+            inside_other.iter().any(|l| l == name),
+            "{name} missing: {inside_other:?}"
+        );
+    }
+    for name in ["x", "doubled", "Result"] {
+        assert!(
+            !inside_other.iter().any(|l| l == name),
+            "{name} is Twice's: {inside_other:?}"
+        );
+    }
+    assert!(
+        inside_other.iter().any(|l| l.starts_with("tape")),
+        "a tape snippet"
+    );
+    let top = labels(&mut client, position(FEATURES, "WriteLn(Power", 0, 0));
+    for name in ["y", "hidden", "x", "doubled"] {
+        assert!(
+            !top.iter().any(|l| l == name),
+            "{name} is a routine's: {top:?}"
+        );
+    }
+    // A builtin's item carries its signature and doc line.
+    let items = client.result(
+        "textDocument/completion",
+        at(URI, position(FEATURES, "WriteLn(Power", 0, 0)),
+    );
+    let sqrt = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["label"] == "Sqrt")
+        .unwrap()
+        .clone();
+    let declared = tapec::declarations::find("Sqrt").unwrap();
+    assert_eq!(sqrt["detail"], declared.signature());
+    assert_eq!(sqrt["documentation"], declared.doc);
+    // In a comment: nothing.
+    let in_comment = labels(&mut client, position(FEATURES, "calls Twice", 0, 2));
+    assert!(in_comment.is_empty(), "{in_comment:?}");
+    assert!(client.finish().success());
+}
+
+#[test]
+fn signature_help_follows_the_commas() {
+    let mut client = features_client(json!({}));
+    let help = |client: &mut Client, position: Value| -> Value {
+        client.result("textDocument/signatureHelp", at(URI, position))
+    };
+    let first = help(&mut client, position(FEATURES, "Power(total", 0, 6));
+    let signature = &first["signatures"][0];
+    let declared = tapec::declarations::find("Power").unwrap();
+    assert_eq!(signature["label"], declared.signature());
+    assert_eq!(first["activeParameter"], 0);
+    let second = help(&mut client, position(FEATURES, ", 2)", 0, 2));
+    assert_eq!(second["activeParameter"], 1);
+    let offsets = &second["signatures"][0]["parameters"][1]["label"];
+    let label = declared.signature();
+    let (a, b) = (
+        offsets[0].as_u64().unwrap() as usize,
+        offsets[1].as_u64().unwrap() as usize,
+    );
+    assert_eq!(&label[a..b], declared.params[1].name);
+    // A routine of the program, and outside any call.
+    let twice = help(&mut client, position(FEATURES, "Twice(rate)", 0, 6));
+    assert_eq!(twice["signatures"][0]["label"], "Twice(x: Real): Real");
+    assert_eq!(
+        twice["signatures"][0]["documentation"],
+        "Twice gives back two of x."
+    );
+    let outside = help(&mut client, position(FEATURES, "rate := 0.1", 0, 0));
+    assert_eq!(outside, Value::Null);
+    // Typing a call that is not finished yet.
+    let typing = "x := 1;\nWriteLn(Max(x, ";
+    client.change(URI, 2, typing);
+    let open = help(&mut client, position(typing, "x, ", 0, 3));
+    assert_eq!(open["signatures"][0]["label"], "Max(a, b)");
+    assert_eq!(open["activeParameter"], 1);
+    assert!(client.finish().success());
+}
+
+#[test]
+fn document_symbols_are_the_routines_and_the_tapes() {
+    let mut client = features_client(json!({}));
+    let symbols = client.result(
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": URI}}),
+    );
+    let found: Vec<(String, u64, Span4)> = symbols
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["kind"].as_u64().unwrap(),
+                range(&s["range"]),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("Twice".to_string(), 12, (6, 0, 11, 3)),
+            ("Other".to_string(), 6, (13, 0, 17, 3)),
+            ("tape → s".to_string(), 24, (19, 0, 21, 3)),
+        ]
+    );
+    assert_eq!(symbols[0]["detail"], "function Twice(x: Real): Real");
+    assert_eq!(range(&symbols[0]["selectionRange"]), (6, 9, 6, 14));
+    assert!(client.finish().success());
+}
+
+#[test]
+fn rename_changes_every_occurrence_and_refuses_what_would_break() {
+    let mut client = features_client(json!({
+        "textDocument": {"rename": {"prepareSupport": true}}
+    }));
+    let rate = position(FEATURES, "rate", 2, 1);
+    let prepared = client.result("textDocument/prepareRename", at(URI, rate.clone()));
+    assert_eq!(range(&prepared), (15, 16, 15, 20));
+    let mut params = at(URI, rate.clone());
+    params["newName"] = json!("step");
+    let edit = client.result("textDocument/rename", params);
+    let edits = edit["changes"][URI].as_array().unwrap();
+    let mut renamed = FEATURES.to_string();
+    // Apply from the end, so earlier ranges stay where they are.
+    let mut spans: Vec<Span4> = edits.iter().map(|e| range(&e["range"])).collect();
+    spans.sort();
+    for (line, start, _, end) in spans.into_iter().rev() {
+        let line_start: usize = renamed
+            .split('\n')
+            .take(line as usize)
+            .map(|l| l.len() + 1)
+            .sum();
+        renamed.replace_range(
+            line_start + start as usize..line_start + end as usize,
+            "step",
+        );
+    }
+    assert!(!renamed.contains("rate"), "{renamed}");
+    assert_eq!(renamed.matches("step").count(), 5);
+    assert!(
+        client.change(URI, 2, &renamed).is_empty(),
+        "the renamed program checks"
+    );
+
+    // To a name already used, a builtin, a keyword, or no name: refused.
+    let total = position(&renamed, "total", 0, 0);
+    for bad in ["w", "Sqrt", "begin", "two words", ""] {
+        let mut params = at(URI, total.clone());
+        params["newName"] = json!(bad);
+        let refused = client.request("textDocument/rename", params);
+        assert!(refused["error"]["message"].is_string(), "{bad}: {refused}");
+    }
+    // A builtin is not renamed.
+    let sqrt = position(&renamed, "Sqrt", 0, 0);
+    assert_eq!(
+        client.result("textDocument/prepareRename", at(URI, sqrt)),
+        Value::Null
+    );
+    assert!(client.finish().success());
+}
+
 // ---- the handler in this process, under random edits ----
 
 mod in_process {
@@ -504,9 +874,23 @@ mod in_process {
 
     /// The requests a client sends while its user types, at `position`.
     fn requests_at(uri: &str, line: u32, character: u32) -> Vec<(&'static str, Value)> {
-        let at = json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        let at: Value = json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}});
+        let mut references = at.clone();
+        references["context"] = json!({"includeDeclaration": true});
+        let mut rename = at.clone();
+        rename["newName"] = json!("renamed");
         vec![
             ("textDocument/hover", at.clone()),
+            ("textDocument/definition", at.clone()),
+            ("textDocument/references", references),
+            ("textDocument/completion", at.clone()),
+            ("textDocument/signatureHelp", at.clone()),
+            ("textDocument/prepareRename", at.clone()),
+            ("textDocument/rename", rename),
+            (
+                "textDocument/documentSymbol",
+                json!({"textDocument": {"uri": uri}}),
+            ),
             ("textDocument/nonsense", at),
         ]
     }
@@ -558,8 +942,13 @@ mod in_process {
     }
 
     proptest! {
+        // A few dozen cases in a plain `cargo test`; PROPTEST_CASES asks
+        // for more.
         #![proptest_config(ProptestConfig {
-            cases: 24,
+            cases: std::env::var("PROPTEST_CASES")
+                .ok()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(32),
             failure_persistence: None,
             ..ProptestConfig::default()
         })]

@@ -12,9 +12,14 @@
 //! is answered `InternalError` while the server goes on.
 
 pub mod analysis;
+pub mod completion;
 pub mod diagnostics;
+pub mod hover;
+pub mod navigation;
+pub mod outline;
 pub mod positions;
 pub mod server;
+pub mod signature;
 pub mod transport;
 
 use std::io::{BufRead, Write};

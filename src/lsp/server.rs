@@ -17,15 +17,21 @@ use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
 };
-use lsp_types::request::{Request as _, Shutdown};
+use lsp_types::request::{
+    Completion, DocumentSymbolRequest, GotoDefinition, HoverRequest, PrepareRenameRequest,
+    References, Rename, Request as _, Shutdown, SignatureHelpRequest,
+};
 use lsp_types::{
-    InitializeParams, InitializeResult, PositionEncodingKind, ServerCapabilities, ServerInfo,
-    TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    CompletionOptions, CompletionResponse, DocumentSymbolResponse, GotoDefinitionResponse,
+    HoverProviderCapability, InitializeParams, InitializeResult, OneOf, Position,
+    PositionEncodingKind, PrepareRenameResponse, RenameOptions, ServerCapabilities, ServerInfo,
+    SignatureHelpOptions, TextDocumentSyncCapability, TextDocumentSyncKind, Uri,
+    WorkDoneProgressOptions,
 };
 
 use super::analysis::Document;
-use super::diagnostics;
 use super::positions::Encoding;
+use super::{completion, diagnostics, hover, navigation, outline, signature};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -44,6 +50,8 @@ pub struct Client {
     pub markdown: bool,
     /// Completion items may be snippets.
     pub snippets: bool,
+    /// It asks before renaming (`prepareRename`).
+    pub prepares_rename: bool,
 }
 
 pub struct Server {
@@ -99,6 +107,7 @@ impl Server {
                 encoding: Encoding::Utf16,
                 markdown: false,
                 snippets: false,
+                prepares_rename: false,
             },
             documents: HashMap::new(),
             exit: None,
@@ -183,6 +192,10 @@ impl Server {
                 .and_then(|c| c.completion_item.as_ref())
                 .and_then(|i| i.snippet_support)
                 .unwrap_or(false),
+            prepares_rename: text
+                .and_then(|t| t.rename.as_ref())
+                .and_then(|r| r.prepare_support)
+                .unwrap_or(false),
         };
         self.phase = Phase::Running;
         let capabilities = ServerCapabilities {
@@ -192,6 +205,24 @@ impl Server {
                 PositionEncodingKind::UTF16
             }),
             text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+            hover_provider: Some(HoverProviderCapability::Simple(true)),
+            definition_provider: Some(OneOf::Left(true)),
+            references_provider: Some(OneOf::Left(true)),
+            completion_provider: Some(CompletionOptions::default()),
+            signature_help_provider: Some(SignatureHelpOptions {
+                trigger_characters: Some(vec!["(".to_string(), ",".to_string()]),
+                retrigger_characters: None,
+                work_done_progress_options: WorkDoneProgressOptions::default(),
+            }),
+            document_symbol_provider: Some(OneOf::Left(true)),
+            rename_provider: Some(if self.client.prepares_rename {
+                OneOf::Right(RenameOptions {
+                    prepare_provider: Some(true),
+                    work_done_progress_options: WorkDoneProgressOptions::default(),
+                })
+            } else {
+                OneOf::Left(true)
+            }),
             ..ServerCapabilities::default()
         };
         let result = InitializeResult {
@@ -204,16 +235,102 @@ impl Server {
         serde_json::to_value(result).map_err(|e| error(ErrorCode::InternalError, e.to_string()))
     }
 
+    /// The open document at `uri` and the byte offset of `position` in it
+    /// (clamped); `None` for a document that is not open.
+    fn at(&self, uri: &Uri, position: Position) -> Option<(&Document, usize)> {
+        let doc = self.documents.get(uri)?;
+        Some((doc, doc.lines.offset(position, self.client.encoding)))
+    }
+
     fn feature(
         &mut self,
         method: &str,
-        _params: serde_json::Value,
+        value: serde_json::Value,
         _id: &RequestId,
     ) -> Result<serde_json::Value, ResponseError> {
-        Err(error(
-            ErrorCode::MethodNotFound,
-            format!("tapec lsp does not answer `{method}`"),
-        ))
+        let client = self.client;
+        let encoding = client.encoding;
+        let answer = match method {
+            HoverRequest::METHOD => {
+                let p = params::<HoverRequest>(value)?.text_document_position_params;
+                serde_json::to_value(
+                    self.at(&p.text_document.uri, p.position)
+                        .and_then(|(doc, at)| hover::hover(doc, at, client.markdown, encoding)),
+                )
+            }
+            GotoDefinition::METHOD => {
+                let p = params::<GotoDefinition>(value)?.text_document_position_params;
+                let uri = &p.text_document.uri;
+                serde_json::to_value(self.at(uri, p.position).and_then(|(doc, at)| {
+                    navigation::definition(doc, uri, at, encoding)
+                        .map(GotoDefinitionResponse::Scalar)
+                }))
+            }
+            References::METHOD => {
+                let p = params::<References>(value)?;
+                let with_declaration = p.context.include_declaration;
+                let p = p.text_document_position;
+                let uri = &p.text_document.uri;
+                serde_json::to_value(self.at(uri, p.position).map(|(doc, at)| {
+                    navigation::references(doc, uri, at, with_declaration, encoding)
+                }))
+            }
+            Completion::METHOD => {
+                let p = params::<Completion>(value)?.text_document_position;
+                serde_json::to_value(self.at(&p.text_document.uri, p.position).map(|(doc, at)| {
+                    CompletionResponse::Array(completion::completions(
+                        doc,
+                        at,
+                        client.markdown,
+                        client.snippets,
+                    ))
+                }))
+            }
+            SignatureHelpRequest::METHOD => {
+                let p = params::<SignatureHelpRequest>(value)?.text_document_position_params;
+                serde_json::to_value(
+                    self.at(&p.text_document.uri, p.position)
+                        .and_then(|(doc, at)| signature::signature_help(doc, at)),
+                )
+            }
+            DocumentSymbolRequest::METHOD => {
+                let p = params::<DocumentSymbolRequest>(value)?;
+                serde_json::to_value(self.documents.get(&p.text_document.uri).map(|doc| {
+                    DocumentSymbolResponse::Nested(outline::document_symbols(doc, encoding))
+                }))
+            }
+            PrepareRenameRequest::METHOD => {
+                let p = params::<PrepareRenameRequest>(value)?;
+                serde_json::to_value(self.at(&p.text_document.uri, p.position).and_then(
+                    |(doc, at)| {
+                        navigation::prepare_rename(doc, at, encoding)
+                            .map(PrepareRenameResponse::Range)
+                    },
+                ))
+            }
+            Rename::METHOD => {
+                let p = params::<Rename>(value)?;
+                let new_name = p.new_name;
+                let p = p.text_document_position;
+                let uri = &p.text_document.uri;
+                match self.at(uri, p.position) {
+                    None => serde_json::to_value(None::<()>),
+                    Some((doc, at)) => {
+                        match navigation::rename(doc, uri, at, &new_name, encoding) {
+                            Ok(edit) => serde_json::to_value(Some(edit)),
+                            Err(why) => return Err(error(ErrorCode::RequestFailed, why)),
+                        }
+                    }
+                }
+            }
+            _ => {
+                return Err(error(
+                    ErrorCode::MethodNotFound,
+                    format!("tapec lsp does not answer `{method}`"),
+                ));
+            }
+        };
+        answer.map_err(|e| error(ErrorCode::InternalError, e.to_string()))
     }
 
     fn notification(&mut self, notification: Notification) -> Vec<Message> {
