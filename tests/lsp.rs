@@ -6,8 +6,12 @@
 //! Diagnostics with their exact ranges (UTF-16 columns, and UTF-8 bytes
 //! once negotiated), as the text changes; garbage, unknown methods and
 //! 100,000-deep nesting answered without the server dying; the lifecycle's
-//! exit statuses; and a property test that feeds random edits of the
-//! course programs to the server's handler in this process.
+//! exit statuses; hover, definition, references, completion, signature
+//! help, document symbols and rename; a property test that feeds random
+//! edits of the course programs to the server's handler in this process;
+//! and a second client, pygls's (`tests/lsp_client.py`), run with the
+//! Python of `TAPEC_PYTHON` (else `bench/.venv`): without one it prints
+//! `NOT RUN` and passes, except under `CI=true`, where it fails.
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Write};
@@ -775,6 +779,75 @@ fn rename_changes_every_occurrence_and_refuses_what_would_break() {
         Value::Null
     );
     assert!(client.finish().success());
+}
+
+// ---- a second, independent client: pygls ----
+
+/// A Python that imports pygls: `TAPEC_PYTHON` when it is set (`.ci/run`
+/// sets it to `bench/.venv`, where it installs pygls), else `bench/.venv`,
+/// else `python3`; or why there is none.
+fn python_with_pygls() -> Result<std::path::PathBuf, String> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let candidates: Vec<std::path::PathBuf> = match std::env::var_os("TAPEC_PYTHON") {
+        Some(python) => vec![python.into()],
+        None => vec![root.join("bench/.venv/bin/python"), "python3".into()],
+    };
+    candidates
+        .iter()
+        .find(|python| {
+            Command::new(python)
+                .args(["-c", "import pygls.lsp.client, lsprotocol.types"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .cloned()
+        .ok_or_else(|| format!("no Python among {candidates:?} imports pygls"))
+}
+
+#[test]
+fn an_independent_client_sees_the_diagnostic_and_the_hover() {
+    let python = match python_with_pygls() {
+        Ok(python) => python,
+        Err(why) => {
+            if std::env::var("CI").is_ok_and(|v| v == "true") {
+                panic!("CI=true, but {why}, so the pygls client cannot run (.ci/run installs it)");
+            }
+            // Past the test harness's capture, so that it shows in a plain
+            // `cargo test`.
+            let _ = writeln!(
+                std::io::stderr(),
+                "NOT RUN: the pygls client of tapec lsp: {why} (run .ci/run, or pip install pygls into bench/.venv)"
+            );
+            return;
+        }
+    };
+    let doc_line = tapec::declarations::find("WriteLn").unwrap().doc;
+    let mut child = Command::new(&python)
+        .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/lsp_client.py"))
+        .arg(env!("CARGO_BIN_EXE_tapec"))
+        .arg(doc_line)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the pygls client");
+    let deadline = Instant::now() + 2 * WATCHDOG;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hang: the pygls client did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let output = child.wait_with_output().expect("its output");
+    assert!(
+        status.success(),
+        "the pygls client failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }
 
 // ---- the handler in this process, under random edits ----
