@@ -12,7 +12,7 @@
 
 use std::collections::HashMap;
 
-use lsp_server::{ErrorCode, Message, Notification, Request, RequestId, Response, ResponseError};
+use lsp_server::{ErrorCode, Message, Notification, Request, Response, ResponseError};
 use lsp_types::notification::{
     DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Notification as _,
     PublishDiagnostics,
@@ -164,7 +164,7 @@ impl Server {
                 self.phase = Phase::ShutDown;
                 Ok(serde_json::Value::Null)
             }
-            (Phase::Running, method) => self.feature(method, request.params, &request.id),
+            (Phase::Running, method) => self.feature(method, request.params),
         }
     }
 
@@ -246,7 +246,6 @@ impl Server {
         &mut self,
         method: &str,
         value: serde_json::Value,
-        _id: &RequestId,
     ) -> Result<serde_json::Value, ResponseError> {
         let client = self.client;
         let encoding = client.encoding;
@@ -423,4 +422,54 @@ fn log(message: String) -> Message {
         typ: lsp_types::MessageType::WARNING,
         message,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn request(method: &str, params: serde_json::Value) -> Message {
+        Message::Request(Request {
+            id: lsp_server::RequestId::from(1),
+            method: method.to_string(),
+            params,
+        })
+    }
+
+    fn notification(method: &str, params: serde_json::Value) -> Message {
+        Message::Notification(Notification {
+            method: method.to_string(),
+            params,
+        })
+    }
+
+    #[test]
+    fn a_change_with_a_range_edits_the_text_where_it_says() {
+        let mut server = Server::new();
+        server.handle(request("initialize", json!({"capabilities": {}})));
+        let uri = "file:///a.tape";
+        server.handle(notification(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "tape", "version": 1,
+                "text": "x := 'é';\ny := 1;\n"}}),
+        ));
+        // Columns 5 to 8 hold `'é'` in UTF-16 units (5 to 9 in bytes); a
+        // range past the last line is the end of the text.
+        let replies = server.handle(notification(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+                {"range": {"start": {"line": 0, "character": 5}, "end": {"line": 0, "character": 8}},
+                 "text": "2"},
+                {"range": {"start": {"line": 9, "character": 0}, "end": {"line": 9, "character": 0}},
+                 "text": "WriteLn(x + y);"},
+            ]}),
+        ));
+        assert_eq!(replies.len(), 1);
+        let uri: Uri = uri.parse().unwrap();
+        let doc = server.document(&uri).unwrap();
+        assert_eq!(doc.text(), "x := 2;\ny := 1;\nWriteLn(x + y);");
+        assert!(doc.diagnostics.is_empty(), "{:?}", doc.diagnostics);
+        assert_eq!(doc.version, 2);
+    }
 }
