@@ -291,13 +291,15 @@ pub fn walk_file(opts: &RunOptions, out: &mut dyn Write, err: &mut dyn Write) ->
 /// `tape_runtime.py`, in the script's folder.
 pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write) -> i32 {
     let script_path = output.map_or_else(|| opts.path.with_extension("py"), Path::to_path_buf);
-    let Some(script) = export_python(opts, err) else {
-        return EXIT_ERROR;
-    };
     let folder = script_path
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    let program_folder = opts.path.parent().unwrap_or(Path::new(""));
+    let files_from = relative_folder(&folder, program_folder);
+    let Some(script) = export_python(opts, &files_from, err) else {
+        return EXIT_ERROR;
+    };
     let runtime = folder.join("tape_runtime.py");
     for (path, text) in [(&script_path, script.as_str()), (&runtime, export::RUNTIME)] {
         if let Err(e) = std::fs::write(path, text) {
@@ -318,9 +320,41 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
     EXIT_OK
 }
 
+/// The folder `to` as a path from the folder `from` (`programs` from the
+/// project's root, `../programs` from `out`), empty if they are one: the
+/// script's relative paths start where the program's did. Without a way
+/// from one to the other (a folder that does not exist), `to` absolute.
+fn relative_folder(from: &Path, to: &Path) -> String {
+    let real = |p: &Path| {
+        let p = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        p.canonicalize().ok()
+    };
+    let (Some(from), Some(to)) = (real(from), real(to)) else {
+        return String::new();
+    };
+    let common = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut path = PathBuf::new();
+    for _ in from.components().skip(common) {
+        path.push("..");
+    }
+    for part in to.components().skip(common) {
+        path.push(part);
+    }
+    path.to_string_lossy().into_owned()
+}
+
 /// The checked program at `opts.path` as a Python script (`export`), with
 /// its runtime to write beside it; or its diagnostics rendered to `err`.
-pub fn export_python(opts: &RunOptions, err: &mut dyn Write) -> Option<String> {
+/// `files_from` is the program's folder from the script's (empty: the same).
+pub fn export_python(opts: &RunOptions, files_from: &str, err: &mut dyn Write) -> Option<String> {
     let mut sources = SourceMap::default();
     let loaded = match load(opts, &mut sources) {
         Ok(loaded) => loaded,
@@ -333,7 +367,7 @@ pub fn export_python(opts: &RunOptions, err: &mut dyn Write) -> Option<String> {
         || opts.path.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
     );
-    match export::python(&loaded.program, &file, &sources) {
+    match export::python(&loaded.program, &file, files_from, &sources) {
         Ok(script) => Some(script),
         Err(d) => {
             report(&sources, &[*d], opts.color, err);

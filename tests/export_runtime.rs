@@ -5,6 +5,7 @@
 //! tapec prints it. Without `python3` these tests say they were not run;
 //! under `CI=true` they fail instead.
 
+use std::io::Write as _;
 use std::process::Command;
 
 use tapec::eval::random::Random;
@@ -35,9 +36,18 @@ normals = [r.normal() for _ in range(draws)]
 print("normals", fold(t._bits(x) for x in normals))
 print("first", " ".join(repr(x) for x in normals[:5]))
 r.seed(7)
-print("uniforms", fold(t._bits(r.uniform()) for _ in range(10000)))
+print("uniforms", fold(t._bits(r.uniform()) for _ in range(draws)))
 r.seed(9)
-print("ints", fold((r.int_in(-5, 1000) & MASK) for _ in range(10000)))
+print("ints", fold((r.int_in(-5, 1000) & MASK) for _ in range(draws)))
+r.seed(11)
+rows = [[0.5, 0.25, 0.25], [1e-3, 0.0, 7.0, 2.5, 1e-3], [0.1] * 27, [3.0]]
+def total(w):  # left to right, as Sample sums (Python's sum() compensates)
+    s = 0.0
+    for x in w:
+        s += x
+    return s
+totals = [total(w) for w in rows]
+print("samples", fold(r.pick(w, s) for _ in range(draws // 4) for w, s in zip(rows, totals)))
 # What the C library's log and cos would have drawn instead.
 c = t.Random(42)
 differ = 0
@@ -57,7 +67,7 @@ fn have_python(test: &str) -> bool {
     if std::env::var("CI").is_ok_and(|v| v == "true") {
         panic!("CI=true, but python3 is not installed");
     }
-    eprintln!("NOT RUN: {test} needs python3");
+    let _ = writeln!(std::io::stderr(), "NOT RUN: {test} needs python3");
     false
 }
 
@@ -99,13 +109,30 @@ fn the_exported_generator_draws_tapecs_bits() {
     r.seed(7);
     assert_eq!(
         line("uniforms"),
-        fold((0..10000).map(|_| r.uniform().to_bits())).to_string()
+        fold((0..DRAWS).map(|_| r.uniform().to_bits())).to_string()
     );
     r.seed(9);
     assert_eq!(
         line("ints"),
-        fold((0..10000).map(|_| r.int_in(-5, 1000) as u64)).to_string()
+        fold((0..DRAWS).map(|_| r.int_in(-5, 1000) as u64)).to_string()
     );
+    // Sample's draws, a million over four rows of weights (each summed
+    // left to right, as Sample sums them).
+    r.seed(11);
+    let rows: [&[f64]; 4] = [
+        &[0.5, 0.25, 0.25],
+        &[1e-3, 0.0, 7.0, 2.5, 1e-3],
+        &[0.1; 27],
+        &[3.0],
+    ];
+    let totals = rows.map(|w| w.iter().fold(0.0, |s, x| s + x));
+    let mut samples = Vec::with_capacity(DRAWS);
+    for _ in 0..DRAWS / 4 {
+        for (w, total) in rows.iter().zip(totals) {
+            samples.push(r.pick(w, total) as u64);
+        }
+    }
+    assert_eq!(line("samples"), fold(samples.into_iter()).to_string());
     // The port matters: the C library's functions would have drawn other
     // bits for some of these normals.
     let differ: usize = line("c_library_differs").parse().unwrap();

@@ -6,6 +6,7 @@
 //! with it), else `bench/.venv`, else `python3`. Without a Python that
 //! imports torch this test says it was not run; under `CI=true` it fails.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -63,13 +64,73 @@ fn copy_folder(from: &Path, to: &Path) {
     }
 }
 
-#[test]
-fn exported_programs_on_pytorch_print_what_tapec_prints() {
-    let Some(python) = python_with_torch() else {
+/// The Python with torch, or, without one, `None` after saying the test
+/// was not run (under `CI=true`, a failure instead).
+fn python_or_not_run(test: &str) -> Option<PathBuf> {
+    let python = python_with_torch();
+    if python.is_none() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("CI=true, but no Python with torch (set TAPEC_PYTHON; `.ci/run` makes one)");
         }
-        eprintln!("NOT RUN: the export's PyTorch test needs a Python with torch");
+        // Past the test harness's capture, so that it shows in a plain
+        // `cargo test`.
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOT RUN: {test} needs a Python with torch (run .ci/run, or set TAPEC_PYTHON)"
+        );
+    }
+    python
+}
+
+/// `tapec export program` into a folder of the script's own, with the
+/// program's data beside it (as `ReadText` reads relative to the script).
+fn export_into(program: &Path, base: &Path) -> PathBuf {
+    let dir = base.join(program.file_stem().unwrap());
+    let data = program.parent().unwrap().join("data");
+    if data.is_dir() {
+        copy_folder(&data, &dir.join("data"));
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join(program.with_extension("py").file_name().unwrap());
+    let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .arg("export")
+        .arg(program)
+        .arg("-o")
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert!(
+        export.status.success(),
+        "tapec export {}: {}",
+        program.display(),
+        String::from_utf8_lossy(&export.stderr)
+    );
+    script
+}
+
+/// The script's stdout, stderr and exit status.
+fn run_script(python: &Path, script: &Path, args: &[String]) -> (String, String, Option<i32>) {
+    let out = Command::new(python)
+        .arg(script)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+fn program_args(program: &Path) -> Vec<String> {
+    std::fs::read_to_string(program.with_extension("args"))
+        .map(|t| t.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn exported_programs_on_pytorch_print_what_tapec_prints() {
+    let Some(python) = python_or_not_run("the export's PyTorch test") else {
         return;
     };
     let base = std::env::temp_dir().join(format!("tapec-export-torch-{}", std::process::id()));
@@ -82,63 +143,140 @@ fn exported_programs_on_pytorch_print_what_tapec_prints() {
         if NOT_YET.iter().any(|(n, _)| *n == name) {
             continue;
         }
-        // The script stands in a folder of its own with the program's data
-        // beside it, as `ReadText` reads relative to the script.
-        let dir = base.join(program.file_stem().unwrap());
-        let data = program.parent().unwrap().join("data");
-        if data.is_dir() {
-            copy_folder(&data, &dir.join("data"));
-        }
-        std::fs::create_dir_all(&dir).unwrap();
-        let script = dir.join(program.with_extension("py").file_name().unwrap());
-        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
-            .arg("export")
-            .arg(program)
-            .arg("-o")
-            .arg(&script)
-            .output()
-            .unwrap();
-        assert!(
-            export.status.success(),
-            "tapec export {name}: {}",
-            String::from_utf8_lossy(&export.stderr)
-        );
-        let args: Vec<String> = std::fs::read_to_string(program.with_extension("args"))
-            .map(|t| t.lines().map(str::to_string).collect())
-            .unwrap_or_default();
+        let script = export_into(program, &base);
+        let args = program_args(program);
         let (want, _, code) = tapec::run_captured(program, &args, None);
-        let out = Command::new(&python)
-            .arg(&script)
-            .args(&args)
-            .output()
-            .unwrap();
-        assert_eq!(
-            want,
-            String::from_utf8_lossy(&out.stdout),
-            "{name}; the script's stderr:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert_eq!(out.status.code(), Some(code), "{name}: exit status");
+        let (out, err, status) = run_script(&python, &script, &args);
+        assert_eq!(want, out, "{name}; the script's stderr:\n{err}");
+        assert_eq!(status, Some(code), "{name}: exit status");
         compared += 1;
     }
     assert!(compared >= 20, "only {compared} programs compared");
     let _ = std::fs::remove_dir_all(base);
 }
 
-/// The line of the program's source a diagnostic or a script's error
-/// names: tapec's `╭─[ file:LINE:COL ]`, the script's `  at file:LINE:COL`.
-fn named_line(text: &str) -> Option<usize> {
-    let place = text
-        .lines()
-        .find_map(|l| {
-            l.split_once("╭─[ ")
-                .map(|(_, p)| p.trim_end_matches(" ]").to_string())
+/// The benchmark's arguments at S, M and L, and the last line tapec prints
+/// at each (README.md, "Benchmark").
+const SIZES: &[(&str, &str)] = &[
+    ("27 8 16 64 200", "step 200 loss 0.068948"),
+    ("65 32 64 256 100", "step 100 loss 0.145318"),
+    ("65 128 256 1024 20", "step 20 loss 0.588567"),
+];
+
+/// The benchmark's script trains the same GPT at the three sizes: in
+/// float64 it prints what tapec prints, byte for byte, the three losses
+/// among them.
+#[test]
+fn exported_benchmark_prints_tapecs_losses_at_three_sizes() {
+    let Some(python) = python_or_not_run("the export's benchmark test") else {
+        return;
+    };
+    let base = std::env::temp_dir().join(format!("tapec-export-bench-{}", std::process::id()));
+    let program = Path::new("bench/gpt.tape");
+    let script = export_into(program, &base);
+    for (args, last) in SIZES {
+        let args: Vec<String> = args.split(' ').map(str::to_string).collect();
+        let (want, _, code) = tapec::run_captured(program, &args, None);
+        assert_eq!((code, want.lines().last()), (0, Some(*last)));
+        let (out, err, status) = run_script(&python, &script, &args);
+        assert_eq!(
+            want, out,
+            "bench/gpt.tape {args:?}; the script's stderr:\n{err}"
+        );
+        assert_eq!(status, Some(0));
+    }
+    let _ = std::fs::remove_dir_all(base);
+}
+
+/// Whether `got` is `want` with each number within `tolerance` of it,
+/// relative above 1 and absolute below, and every other word the same.
+fn numbers_close(got: &str, want: &str, tolerance: f64) -> Result<(), String> {
+    let (g, w): (Vec<&str>, Vec<&str>) = (
+        got.split_whitespace().collect(),
+        want.split_whitespace().collect(),
+    );
+    if g.len() != w.len() {
+        return Err(format!("{} words, not {}", g.len(), w.len()));
+    }
+    for (a, b) in g.iter().zip(&w) {
+        let close = match (a.parse::<f64>(), b.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x == y || (x - y).abs() <= tolerance * y.abs().max(1.0),
+            _ => a == b,
+        };
+        if !close {
+            return Err(format!("{a} where tapec prints {b}"));
+        }
+    }
+    Ok(())
+}
+
+/// How far a float32 script's printed numbers may be from tapec's float64
+/// ones: measured, at most one unit of the sixth decimal (1e-6) over every
+/// course program and the benchmark's three sizes; allowed, a hundred
+/// times that. A wrong operation moves a loss in its first digits.
+const FLOAT32_TOLERANCE: f64 = 1e-4;
+
+/// `--dtype float32`: the scripts compute in float32 (2^24 + 1 becomes
+/// 2^24), and every course program and the benchmark at three sizes print
+/// tapec's numbers within `FLOAT32_TOLERANCE` and its words exactly.
+#[test]
+fn float32_scripts_print_tapecs_numbers_within_a_tolerance() {
+    let Some(python) = python_or_not_run("the export's float32 test") else {
+        return;
+    };
+    let base = std::env::temp_dir().join(format!("tapec-export-f32-{}", std::process::id()));
+    let float32 =
+        |args: &[String]| [args, &["--dtype".to_string(), "float32".to_string()]].concat();
+    let precision = export_into(Path::new("tests/export_output/precision.tape"), &base);
+    let (out, err, _) = run_script(&python, &precision, &float32(&[]));
+    assert_eq!(out, "16777216.0\n", "{err}");
+    assert_eq!(run_script(&python, &precision, &[]).0, "16777217.0\n");
+    let mut runs: Vec<(PathBuf, Vec<String>)> = programs_in("programs")
+        .into_iter()
+        .map(|p| {
+            let args = program_args(&p);
+            (p, args)
         })
-        .or_else(|| {
-            text.lines()
-                .find_map(|l| l.trim_start().strip_prefix("at ").map(str::to_string))
-        })?;
-    place.rsplit(':').nth(1)?.parse().ok()
+        .collect();
+    for (args, _) in SIZES {
+        runs.push((
+            PathBuf::from("bench/gpt.tape"),
+            args.split(' ').map(str::to_string).collect(),
+        ));
+    }
+    for (program, args) in &runs {
+        let script = export_into(program, &base);
+        let (want, _, code) = tapec::run_captured(program, args, None);
+        let (out, err, status) = run_script(&python, &script, &float32(args));
+        if let Err(why) = numbers_close(&out, &want, FLOAT32_TOLERANCE) {
+            panic!(
+                "{} {args:?} in float32: {why}; the script's stderr:\n{err}",
+                program.display()
+            );
+        }
+        assert_eq!(status, Some(code), "{}: exit status", program.display());
+    }
+    let _ = std::fs::remove_dir_all(base);
+}
+
+/// The line of the program's source a diagnostic or a script's error
+/// names: tapec's `╭─[ file:LINE:COL ]`, the script's `  at file:LINE`.
+fn named_line(text: &str) -> Option<usize> {
+    let tapec = text.lines().find_map(|l| {
+        let (_, place) = l.split_once("╭─[ ")?;
+        place
+            .trim_end_matches(" ]")
+            .rsplit(':')
+            .nth(1)?
+            .parse()
+            .ok()
+    });
+    tapec.or_else(|| {
+        text.lines().find_map(|l| {
+            let place = l.trim_start().strip_prefix("at ")?;
+            place.rsplit(':').next()?.parse().ok()
+        })
+    })
 }
 
 /// Programs of `tests/errors` whose scripts do not fail where tapec does,
@@ -154,11 +292,7 @@ const FAILS_ELSEWHERE: &[(&str, &str)] = &[(
 /// exit status 1, naming the line tapec names.
 #[test]
 fn exported_scripts_fail_where_tapec_fails() {
-    let Some(python) = python_with_torch() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true, but no Python with torch (set TAPEC_PYTHON; `.ci/run` makes one)");
-        }
-        eprintln!("NOT RUN: the export's error test needs a Python with torch");
+    let Some(python) = python_or_not_run("the export's error test") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("tapec-export-errors-{}", std::process::id()));

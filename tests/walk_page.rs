@@ -5,6 +5,7 @@
 //! Without them this test says it was not run; under `CI=true` a missing
 //! browser fails it, so in CI the page is always really driven.
 
+use std::io::Write as _;
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -237,7 +238,8 @@ fn the_attention_walk_steps_in_a_real_browser() {
                  (Debian packages `chromium` and `chromium-driver`; `.ci/run` installs them)"
             );
         }
-        eprintln!(
+        let _ = writeln!(
+            std::io::stderr(),
             "NOT RUN: the walk page's browser test needs Chromium and chromedriver \
              (apt-get install chromium chromium-driver); every other test ran"
         );
@@ -386,7 +388,10 @@ fn an_input_used_twice_shows_its_running_sum() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("CI=true, but Chromium and chromedriver are not installed");
         }
-        eprintln!("NOT RUN: the running-sum browser test needs Chromium and chromedriver");
+        let _ = writeln!(
+            std::io::stderr(),
+            "NOT RUN: the running-sum browser test needs Chromium and chromedriver"
+        );
         return;
     };
     let dir = scratch("twice");

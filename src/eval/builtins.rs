@@ -468,17 +468,7 @@ impl Interpreter {
                             ),
                     );
                 }
-                let target = self.rng.uniform() * total;
-                let mut running = 0.0;
-                let mut pick = p.len();
-                for (k, w) in p.iter().enumerate() {
-                    running += w;
-                    if running > target {
-                        pick = k + 1;
-                        break;
-                    }
-                }
-                Value::int(pick as i64)
+                Value::int(self.rng.pick(&p, total) as i64)
             }
             Does::Argmax => {
                 let p = self.row_arg(b, &vals, 0)?;

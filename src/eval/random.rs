@@ -37,6 +37,21 @@ impl Random {
         let span = (hi as i128 - lo as i128 + 1) as f64;
         (lo as i128 + (self.uniform() * span).floor() as i128) as i64
     }
+
+    /// `Sample`: one uniform times the weights' sum, and the first column
+    /// (1-based) whose running sum exceeds it, the last if none does. The
+    /// caller checks the weights: none negative, a positive finite sum.
+    pub fn pick(&mut self, weights: &[f64], total: f64) -> usize {
+        let target = self.uniform() * total;
+        let mut running = 0.0;
+        for (k, w) in weights.iter().enumerate() {
+            running += w;
+            if running > target {
+                return k + 1;
+            }
+        }
+        weights.len()
+    }
 }
 
 #[cfg(test)]

@@ -112,7 +112,7 @@ struct Exporter<'a> {
 
 /// The Python script of `program`, a program that passed the checks, read
 /// from the file `file` (named in the script's comments and errors).
-pub fn python(program: &Program, file: &str, sources: &SourceMap) -> Out<String> {
+pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceMap) -> Out<String> {
     let mut routines = HashMap::new();
     collect_routines(&program.body, &mut routines);
     let mut e = Exporter {
@@ -127,7 +127,7 @@ pub fn python(program: &Program, file: &str, sources: &SourceMap) -> Out<String>
         replays: calls_check_blame(&program.body),
         tapes: 0,
     };
-    e.script(program)?;
+    e.script(program, files_from)?;
     Ok(e.out)
 }
 
@@ -195,12 +195,6 @@ fn push_new(into: &mut Vec<String>, name: &str) {
 }
 
 impl Exporter<'_> {
-    /// `file:line:column` of a span, as a Python string literal.
-    fn at(&self, span: Span) -> String {
-        let (line, column) = self.sources.line_column(span);
-        py_str(&format!("{}:{line}:{column}", self.file))
-    }
-
     fn line_of(&self, span: Span) -> usize {
         self.sources.line_column(span).0
     }
@@ -213,7 +207,9 @@ impl Exporter<'_> {
         self.out.push('\n');
     }
 
-    fn script(&mut self, program: &Program) -> Out<()> {
+    /// The whole script; `files_from` is the program's folder from the
+    /// script's, where the program's relative paths start (empty: the same).
+    fn script(&mut self, program: &Program, files_from: &str) -> Out<()> {
         let name = program
             .name
             .as_ref()
@@ -243,8 +239,15 @@ impl Exporter<'_> {
         if self.out.len() == before {
             self.emit(1, "pass", None);
         }
-        self.out
-            .push_str("\n\nif __name__ == \"__main__\":\n    rt.run(_program)\n");
+        let files = if files_from.is_empty() {
+            String::new()
+        } else {
+            format!(", files={}", py_str(files_from))
+        };
+        let _ = write!(
+            self.out,
+            "\n\nif __name__ == \"__main__\":\n    rt.run(_program{files})\n"
+        );
         Ok(())
     }
 
@@ -261,12 +264,7 @@ impl Exporter<'_> {
             .collect();
         self.emit(
             0,
-            &format!(
-                "@rt.routine({}, {}, ({}))",
-                py_str(&r.name.text),
-                self.at(r.header),
-                types
-            ),
+            &format!("@rt.routine({}, ({}))", py_str(&r.name.text), types),
             None,
         );
         self.emit(
@@ -330,11 +328,7 @@ impl Exporter<'_> {
     }
 
     fn condition(&mut self, cond: &Expr) -> Out<String> {
-        Ok(format!(
-            "rt.truth({}, {})",
-            self.expr(cond)?,
-            self.at(cond.span)
-        ))
+        Ok(format!("rt.truth({})", self.expr(cond)?))
     }
 
     fn stmt(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
@@ -364,19 +358,11 @@ impl Exporter<'_> {
                     None => self.expr(value)?,
                 };
                 let value = match self.typed.iter().find(|(n, _)| **n == *target.text) {
-                    Some((_, ty)) => format!(
-                        "rt.typed({value}, {}, {})",
-                        py_str(ty.name()),
-                        self.at(stmt.span)
-                    ),
+                    Some((_, ty)) => format!("rt.typed({value}, {})", py_str(ty.name())),
                     None => value,
                 };
                 let value = if self.in_tape {
-                    format!(
-                        "rt.on_tape({value}, {}, {})",
-                        self.at(stmt.span),
-                        py_str(&target.text)
-                    )
+                    format!("rt.on_tape({value}, {})", py_str(&target.text))
                 } else {
                     value
                 };
@@ -390,11 +376,10 @@ impl Exporter<'_> {
             } => {
                 let m = py_name(&target.text);
                 let code = format!(
-                    "{m} = rt.set_element({m}, {}, {}, {}, {})",
+                    "{m} = rt.set_element({m}, {}, {}, {})",
                     self.expr(row)?,
                     self.expr(col)?,
-                    self.expr(value)?,
-                    self.at(stmt.span)
+                    self.expr(value)?
                 );
                 self.emit(depth, &code, span);
             }
@@ -426,10 +411,7 @@ impl Exporter<'_> {
                 body,
             } => {
                 let (a, b) = (self.expr(from)?, self.expr(to)?);
-                let (a, b) = (
-                    format!("rt.bound({a}, {})", self.at(from.span)),
-                    format!("rt.bound({b}, {})", self.at(to.span)),
-                );
+                let (a, b) = (format!("rt.bound({a})"), format!("rt.bound({b})"));
                 let range = if *down {
                     format!("range({a}, {b} - 1, -1)")
                 } else {
@@ -452,7 +434,11 @@ impl Exporter<'_> {
                 let first = format!("_first{}", self.repeats);
                 let c = self.condition(cond)?;
                 self.emit(depth, &format!("{first} = True"), span);
-                self.emit(depth, &format!("while {first} or not {c}:"), None);
+                self.emit(
+                    depth,
+                    &format!("while {first} or not {c}:"),
+                    Some(cond.span),
+                );
                 self.emit(depth + 1, &format!("{first} = False"), None);
                 self.block(body, depth + 1)?;
             }
@@ -460,11 +446,7 @@ impl Exporter<'_> {
                 if self.in_routine {
                     return Err(not_yet(stmt.span, "a `tape` block inside a routine"));
                 }
-                self.emit(
-                    depth,
-                    &format!("rt.tape_open({})", self.at(stmt.span)),
-                    span,
-                );
+                self.emit(depth, "rt.tape_open()", span);
                 let mut leaves = Vec::new();
                 let mut set = Vec::new();
                 first_reads(body, &self.routines, &mut set, &mut leaves);
@@ -487,11 +469,7 @@ impl Exporter<'_> {
                     let done = self.block(body, depth);
                     self.in_tape = false;
                     done?;
-                    self.emit(
-                        depth,
-                        &format!("rt.tape_close({})", self.at(*end)),
-                        Some(*end),
-                    );
+                    self.emit(depth, "rt.tape_close()", Some(*end));
                     return Ok(());
                 }
                 // `CheckBlame` replays the block: it is a function.
@@ -521,7 +499,7 @@ impl Exporter<'_> {
                 self.emit(depth, &format!("{function}()"), None);
                 self.emit(
                     depth,
-                    &format!("rt.tape_close({}, {function}, globals())", self.at(*end)),
+                    &format!("rt.tape_close({function}, globals())"),
                     Some(*end),
                 );
             }
@@ -583,10 +561,14 @@ impl Exporter<'_> {
                 .iter()
                 .find(|(t, _)| *t == n.text)
                 .map_or("None".to_string(), |(_, ty)| py_str(ty.name()));
+            let declared = if declared == "None" {
+                String::new()
+            } else {
+                format!(", {declared}")
+            };
             return Ok(format!(
-                "{v} = rt.nudge({v}, {}, {rate}, {}, {declared})",
-                py_str(&n.text),
-                self.at(e.span)
+                "{v} = rt.nudge({v}, {}, {rate}{declared})",
+                py_str(&n.text)
             ));
         }
         match &e.kind {
@@ -598,17 +580,17 @@ impl Exporter<'_> {
                 for arg in args {
                     parts.push(self.write_arg(arg)?);
                 }
-                let end = if &*name.text == "WriteLn" {
-                    "\"\\n\""
+                let function = if &*name.text == "WriteLn" {
+                    "writeln"
                 } else {
-                    "\"\""
+                    "write"
                 };
-                Ok(format!("rt.write([{}], {end})", parts.join(", ")))
+                Ok(format!("rt.{function}({})", parts.join(", ")))
             }
             ExprKind::Name(name)
                 if &*name.text == "WriteLn" && !self.routines.contains_key(&*name.text) =>
             {
-                Ok("rt.write([], \"\\n\")".to_string())
+                Ok("rt.writeln()".to_string())
             }
             _ => self.expr(e),
         }
@@ -617,18 +599,9 @@ impl Exporter<'_> {
     fn write_arg(&mut self, arg: &Arg) -> Out<String> {
         let v = self.expr(&arg.value)?;
         Ok(match (&arg.width, &arg.decimals) {
-            (None, _) => format!("rt.text({v})"),
-            (Some(w), None) => format!(
-                "rt.field({v}, {}, None, {})",
-                self.expr(w)?,
-                self.at(w.span)
-            ),
-            (Some(w), Some(d)) => format!(
-                "rt.field({v}, {}, {}, {})",
-                self.expr(w)?,
-                self.expr(d)?,
-                self.at(w.span)
-            ),
+            (None, _) => v,
+            (Some(w), None) => format!("rt.field({v}, {})", self.expr(w)?),
+            (Some(w), Some(d)) => format!("rt.field({v}, {}, {})", self.expr(w)?, self.expr(d)?),
         })
     }
 
@@ -648,32 +621,30 @@ impl Exporter<'_> {
                     }
                     out.push(format!("[{}]", xs.join(", ")));
                 }
-                format!("rt.matrix([{}], {})", out.join(", "), self.at(e.span))
+                format!("rt.matrix([{}])", out.join(", "))
             }
             ExprKind::Index { target, row, col } => format!(
-                "rt.element({}, {}, {}, {})",
+                "rt.element({}, {}, {})",
                 self.expr(target)?,
                 self.expr(row)?,
-                self.expr(col)?,
-                self.at(e.span)
+                self.expr(col)?
             ),
             ExprKind::Call { name, args } => self.call(name, args, e.span)?,
             ExprKind::Unary { op, operand, .. } => {
                 let x = self.expr(operand)?;
                 match op {
-                    UnaryOp::Neg => format!("rt.neg({x}, {})", self.at(e.span)),
-                    UnaryOp::Not => format!("rt.not_({x}, {})", self.at(e.span)),
+                    UnaryOp::Neg => format!("rt.neg({x})"),
+                    UnaryOp::Not => format!("rt.not_({x})"),
                 }
             }
             ExprKind::Chain { first, rest } => {
                 let mut acc = self.expr(first)?;
-                for (op, op_span, rhs) in rest {
+                for (op, _, rhs) in rest {
                     let r = self.expr(rhs)?;
-                    let at = self.at(*op_span);
                     acc = match op {
-                        BinaryOp::And => format!("(rt.truth({acc}, {at}) and rt.truth({r}, {at}))"),
-                        BinaryOp::Or => format!("(rt.truth({acc}, {at}) or rt.truth({r}, {at}))"),
-                        _ => format!("rt.{}({acc}, {r}, {at})", binary(*op)),
+                        BinaryOp::And => format!("(rt.truth({acc}) and rt.truth({r}))"),
+                        BinaryOp::Or => format!("(rt.truth({acc}) or rt.truth({r}))"),
+                        _ => format!("rt.{}({acc}, {r})", binary(*op)),
                     };
                 }
                 acc
@@ -684,7 +655,7 @@ impl Exporter<'_> {
 
     fn name(&mut self, name: &Name, span: Span) -> Out<String> {
         if self.routines.contains_key(&*name.text) {
-            return Ok(format!("{}(_at={})", py_name(&name.text), self.at(span)));
+            return Ok(format!("{}()", py_name(&name.text)));
         }
         if self.is_variable(name) {
             return Ok(py_name(&name.text));
@@ -721,7 +692,6 @@ impl Exporter<'_> {
                     *value = format!("{scope}.get({}, rt.UNSET)", py_str(&py_name(&n.text)));
                 }
             }
-            values.push(format!("_at={}", self.at(span)));
             return Ok(format!("{}({})", py_name(&name.text), values.join(", ")));
         }
         let Some(builtin) = declarations::find(&name.text) else {
@@ -737,14 +707,13 @@ impl Exporter<'_> {
                 "check_blame"
             };
             return Ok(format!(
-                "rt.{function}({}, {}, {})",
+                "rt.{function}({}, {})",
                 py_name(&n.text),
-                py_str(&n.text),
-                self.at(span)
+                py_str(&n.text)
             ));
         }
         if builtin.does == Does::Plot {
-            return self.plot(args, span);
+            return self.plot(args);
         }
         let function = match builtin.does {
             Does::Round(true) => "round_",
@@ -805,18 +774,16 @@ impl Exporter<'_> {
             Does::Progress => "progress",
             _ => return Err(not_yet(span, &format!("`{}`", builtin.name))),
         };
-        values.push(self.at(span));
         Ok(format!("rt.{function}({})", values.join(", ")))
     }
 
     /// `Plot(m[, path[, title]])`: the runtime's keywords, as the path and
     /// title may be left out.
-    fn plot(&mut self, args: &[Arg], span: Span) -> Out<String> {
+    fn plot(&mut self, args: &[Arg]) -> Out<String> {
         let mut values = Vec::new();
         for (arg, key) in args.iter().zip(["", "path=", "title="]) {
             values.push(format!("{key}{}", self.expr(&arg.value)?));
         }
-        values.push(format!("where={}", self.at(span)));
         Ok(format!("rt.plot({})", values.join(", ")))
     }
 }

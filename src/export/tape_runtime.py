@@ -11,8 +11,10 @@ number, `cos` for |x| below 2^20 * pi/2 (the generator's arguments are in
 the results are the same bits. `tests/export_runtime.rs` compares a
 million draws with tapec's.
 """
+import linecache
 import math
 import os
+import re
 import struct
 import sys
 
@@ -224,6 +226,17 @@ class Random:
     def int_in(self, lo, hi):
         return lo + math.floor(self.uniform() * float(hi - lo + 1))
 
+    def pick(self, weights, total):
+        """`Sample`: one uniform times the weights' sum, and the first
+        column (1-based) whose running sum exceeds it, the last if none."""
+        target = self.uniform() * total
+        running = 0.0
+        for k, w in enumerate(weights):
+            running += w
+            if running > target:
+                return k + 1
+        return len(weights)
+
 
 # Output, as LANGUAGE.md section 7 prints it (src/eval/format.rs).
 
@@ -259,7 +272,7 @@ def text(v):
     return "\n".join(" ".join(real(x) for x in row) for row in _rows(v))
 
 
-def field(v, width, decimals=None, where="?"):
+def field(v, width, decimals=None, where=None):
     """A value with Pascal's `:width` and `:width:decimals`; on a matrix the
     specifier applies to each element."""
     for n in (width, decimals):
@@ -284,11 +297,36 @@ def show(m):
 
 # Errors and Integers (LANGUAGE.md sections 3 and 8).
 
+_COMMENT = re.compile(r"#\s*(\S+:\d+)\s*$")
+_places = {}
+
+
+def _here():
+    """The place in the program of the statement running now: the source
+    line that the trailing comment (`# gpt.tape:67`) of the script's
+    innermost line names, or of the nearest line above it with one."""
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    if f is None:
+        return "?"
+    key = (f.f_code.co_filename, f.f_lineno)
+    if key not in _places:
+        _places[key] = "?"
+        for n in range(f.f_lineno, 0, -1):
+            found = _COMMENT.search(linecache.getline(key[0], n))
+            if found:
+                _places[key] = found.group(1)
+                break
+    return _places[key]
+
+
 class TapeError(Exception):
     """An error the language raises at run time, naming where in the
     program's source it happened (`gpt.tape:67:5`)."""
 
     def __init__(self, where, message):
+        where = where or _here()
         super().__init__(f"{where}: {message}")
         self.where = where
         self.message = message
@@ -303,23 +341,23 @@ def _fits(n, where, what):
     raise TapeError(where, f"integer overflow: {what} does not fit in 64 bits")
 
 
-def int_add(a, b, where):
+def int_add(a, b, where=None):
     return _fits(a + b, where, f"{a} + {b}")
 
 
-def int_sub(a, b, where):
+def int_sub(a, b, where=None):
     return _fits(a - b, where, f"{a} - {b}")
 
 
-def int_mul(a, b, where):
+def int_mul(a, b, where=None):
     return _fits(a * b, where, f"{a} * {b}")
 
 
-def int_neg(a, where):
+def int_neg(a, where=None):
     return _fits(-a, where, f"-({a})")
 
 
-def int_div(a, b, where):
+def int_div(a, b, where=None):
     """`a div b`: the quotient rounded toward zero, as Pascal's."""
     if b == 0:
         raise TapeError(where, "`div` by zero")
@@ -327,7 +365,7 @@ def int_div(a, b, where):
     return _fits(q if (a < 0) == (b < 0) else -q, where, f"{a} div {b}")
 
 
-def int_mod(a, b, where):
+def int_mod(a, b, where=None):
     """`a mod b`: the remainder of `div`, with the sign of `a`."""
     if b == 0:
         raise TapeError(where, "`mod` by zero")
@@ -338,10 +376,19 @@ def int_mod(a, b, where):
 
 # The program's frame: running it, routines, conditions, types.
 
-def run(program):
+def run(program, files=""):
     """Runs the program's statements; a run-time error is printed as tapec
-    prints its first line, with where it happened, and ends with status 1."""
+    prints its first line, with where it happened, and ends with status 1.
+    `files`: the program's folder from the script's, where the paths it
+    names start (the script's folder itself unless said)."""
+    _base[0] = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), files)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_CALL_DEPTH + 200))
+    sys.argv[:] = _take_options(sys.argv)
+    if _options["device"] != "cpu":
+        try:
+            _torch().zeros(1, device=_options["device"])
+        except (RuntimeError, AssertionError) as e:
+            sys.exit(f"{sys.argv[0]}: no device {_options['device']} here ({e})")
     try:
         program()
     except TapeError as e:
@@ -357,18 +404,19 @@ def run(program):
 
 MAX_CALL_DEPTH = 1000
 _depth = [0]
+_base = [None]
 
 
-def routine(name, where, types=()):
-    """A routine's calls, each made at `_at` in the program: counted, so
-    that nesting deeper than the language allows is its error, not
-    Python's; and its arguments checked against the parameters' declared
-    types (`types`, None where there is none), as the call's errors."""
+def routine(name, types=()):
+    """A routine's calls: counted, so that nesting deeper than the
+    language allows is its error, not Python's; and its arguments checked
+    against the parameters' declared types (`types`, None where there is
+    none), as errors of the call."""
     def wrap(body):
-        def call(*args, _at=where):
+        def call(*args):
             if _depth[0] >= MAX_CALL_DEPTH:
-                raise TapeError(_at, f"calls are nested more than {MAX_CALL_DEPTH} deep")
-            args = [a if t is None else typed(a, t, _at) for a, t in zip(args, types)] + list(args[len(types):])
+                raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
+            args = [a if t is None else typed(a, t) for a, t in zip(args, types)] + list(args[len(types):])
             _depth[0] += 1
             try:
                 return body(*args)
@@ -396,19 +444,19 @@ def _kind(v):
     return "a matrix"
 
 
-def truth(v, where):
+def truth(v, where=None):
     if type(v) is not bool:
         raise TapeError(where, f"a condition must be a Boolean, not {_kind(v)}")
     return v
 
 
-def bound(v, where):
+def bound(v, where=None):
     if type(v) is not int:
         raise TapeError(where, f"a `for` bound must be an Integer, not {_kind(v)}")
     return v
 
 
-def typed(v, kind, where):
+def typed(v, kind, where=None):
     """`v` as a variable declared `kind` holds it: an Integer widens to a
     Real; any other kind is an error. A `var` argument not assigned yet
     passes."""
@@ -460,7 +508,7 @@ def _real(x, where, what):
 # Operators (LANGUAGE.md section 4): Integers stay Integers, an Integer
 # and a Real make a Real, `/` always makes a Real.
 
-def add(a, b, where):
+def add(a, b, where=None):
     if _is_matrix(a) or _is_matrix(b):
         return _elementwise(a, b, where, "add", lambda x, y: x + y, "`+`")
     if type(a) is int and type(b) is int:
@@ -474,7 +522,7 @@ def add(a, b, where):
     raise TapeError(where, f"cannot add {_kind(a)} and {_kind(b)}")
 
 
-def sub(a, b, where):
+def sub(a, b, where=None):
     if _is_matrix(a) or _is_matrix(b):
         return _elementwise(a, b, where, "subtract", lambda x, y: x - y, "`-`")
     if type(a) is int and type(b) is int:
@@ -486,7 +534,7 @@ def sub(a, b, where):
     raise TapeError(where, f"cannot subtract {_kind(a)} and {_kind(b)}")
 
 
-def mul(a, b, where):
+def mul(a, b, where=None):
     if _is_matrix(a) and _is_matrix(b):
         (m, k), (k2, n) = tuple(a.shape), tuple(b.shape)
         if k != k2:
@@ -508,7 +556,7 @@ def mul(a, b, where):
     raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
 
 
-def divide(a, b, where):
+def divide(a, b, where=None):
     if _is_matrix(a) or _is_matrix(b):
         return _elementwise(a, b, where, "divide", lambda x, y: x / y, "`/`")
     if not (_number(a) and _number(b)):
@@ -523,7 +571,7 @@ def divide(a, b, where):
     return _real(a / b, where, "`/`")
 
 
-def neg(a, where):
+def neg(a, where=None):
     if type(a) is int:
         return int_neg(a, where)
     if type(a) is float or _number(a) or _is_matrix(a):
@@ -531,7 +579,7 @@ def neg(a, where):
     raise TapeError(where, f"cannot negate {_kind(a)}")
 
 
-def not_(a, where):
+def not_(a, where=None):
     return not truth(a, where)
 
 
@@ -543,39 +591,46 @@ def _compare(a, b, where, symbol):
     raise TapeError(where, f"cannot compare {_kind(a)} with {_kind(b)} by `{symbol}`")
 
 
-def eq(a, b, where):
+def eq(a, b, where=None):
     a, b = _compare(a, b, where, "=")
     return a == b
 
 
-def ne(a, b, where):
+def ne(a, b, where=None):
     a, b = _compare(a, b, where, "<>")
     return a != b
 
 
-def lt(a, b, where):
+def lt(a, b, where=None):
     a, b = _compare(a, b, where, "<")
     return a < b
 
 
-def le(a, b, where):
+def le(a, b, where=None):
     a, b = _compare(a, b, where, "<=")
     return a <= b
 
 
-def gt(a, b, where):
+def gt(a, b, where=None):
     a, b = _compare(a, b, where, ">")
     return a > b
 
 
-def ge(a, b, where):
+def ge(a, b, where=None):
     a, b = _compare(a, b, where, ">=")
     return a >= b
 
 
-def write(parts, end):
+def write(*parts):
+    """`Write`: each part as `text` prints it (a part with a field is
+    already the `field` text); nothing while `CheckBlame` replays."""
     if _replaying[0] is None:
-        sys.stdout.write("".join(parts) + end)
+        sys.stdout.write("".join(text(p) for p in parts))
+
+
+def writeln(*parts):
+    """`WriteLn`: `Write`, then the end of the line."""
+    write(*parts, "\n")
 
 
 # Builtins of numbers and text (LANGUAGE.md section 6).
@@ -600,7 +655,7 @@ def _whole(x, where, name):
     return int(x)
 
 
-def round_(x, where):
+def round_(x, where=None):
     """`Round`: to the nearest whole number, halves away from zero."""
     if type(x) is int:
         return x
@@ -610,33 +665,33 @@ def round_(x, where):
     return _whole(float(r), where, "Round")
 
 
-def trunc(x, where):
+def trunc(x, where=None):
     if type(x) is int:
         return x
     return _whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc")
 
 
-def min_(a, b, where):
+def min_(a, b, where=None):
     if type(a) is int and type(b) is int:
         return min(a, b)
     return float(b) if float(b) < float(a) else float(a)
 
 
-def max_(a, b, where):
+def max_(a, b, where=None):
     if type(a) is int and type(b) is int:
         return max(a, b)
     return float(b) if float(b) > float(a) else float(a)
 
 
-def length(s, where):
+def length(s, where=None):
     return len(s)
 
 
-def seed(n, where):
+def seed(n, where=None):
     _rng.seed(n)
 
 
-def rand_int(lo, hi, where):
+def rand_int(lo, hi, where=None):
     if lo > hi:
         raise TapeError(where, f"RandInt({lo}, {hi}): the lowest value is above the highest")
     return _rng.int_in(lo, hi)
@@ -646,13 +701,13 @@ def param_count(where=None):
     return len(sys.argv) - 1
 
 
-def param_str(i, where):
+def param_str(i, where=None):
     if not 0 <= i < len(sys.argv):
         raise TapeError(where, f"ParamStr({i}): there is no argument {i}")
     return sys.argv[i]
 
 
-def str_to_int(text, where):
+def str_to_int(text, where=None):
     digits = text[1:] if text[:1] in ("-", "+") else text
     if digits and all("0" <= c <= "9" for c in digits):
         n = int(text)
@@ -661,7 +716,7 @@ def str_to_int(text, where):
     raise TapeError(where, f"`{text}` is not an Integer")
 
 
-def str_to_float(text, where):
+def str_to_float(text, where=None):
     if text and all(c in "0123456789+-.eE" for c in text):
         try:
             return float(text)
@@ -670,34 +725,34 @@ def str_to_float(text, where):
     raise TapeError(where, f"`{text}` is not a number")
 
 
-def abs_(x, where):
+def abs_(x, where=None):
     if type(x) is int:
         return _fits(abs(x), where, f"Abs({x})")
     return abs(x)
 
 
-def sqrt(x, where):
+def sqrt(x, where=None):
     x = float(x)
     if x < 0:
         raise TapeError(where, "Sqrt made a NaN (not a number)")
     return math.sqrt(x)
 
 
-def exp(x, where):
+def exp(x, where=None):
     try:
         return math.exp(float(x))
     except OverflowError:
         return math.inf
 
 
-def log_(x, where):
+def log_(x, where=None):
     x = float(x)
     if x < 0 or x != x:
         raise TapeError(where, "Log made a NaN (not a number)")
     return -math.inf if x == 0 else math.log(x)
 
 
-def sqr(x, where):
+def sqr(x, where=None):
     if type(x) is int:
         return int_mul(x, x, where)
     return _real(x * x, where, "Sqr")
@@ -725,7 +780,7 @@ _replaying = [None]
 _replay_result = [None]
 
 
-def tape_open(where):
+def tape_open():
     """`tape`: a fresh tape; recording is on until `tape_close`."""
     import torch
     _tapes[0] += 1
@@ -746,7 +801,7 @@ def leaves(values, names):
     out = []
     for v, name in zip(values, names):
         if type(v) in (int, float):
-            v = torch.tensor(float(v), dtype=torch.float64, requires_grad=True)
+            v = torch.tensor(float(v), **_made_as(), requires_grad=True)
         elif _is_tensor(v):
             v = v.detach().clone().requires_grad_(True)
         else:
@@ -757,7 +812,7 @@ def leaves(values, names):
     return out
 
 
-def on_tape(v, where, name=None):
+def on_tape(v, name=None):
     """A value the tape's own statement assigned to `name`: kept for
     `Blame`, and the tape's result so far. While `CheckBlame` replays the
     tape, the value it nudges stands in for `name`'s."""
@@ -769,28 +824,30 @@ def on_tape(v, where, name=None):
         _replay_result[0] = v
         return v
     if type(v) in (int, float):
-        v = torch.tensor(float(v), dtype=torch.float64)
+        v = torch.tensor(float(v), **_made_as())
     if _is_tensor(v):
         # A value made of no leaf is recorded too, and gets its blame.
         if v.grad_fn is None and not v.requires_grad:
             v.requires_grad_(True)
         if v.grad_fn is not None:
             v.retain_grad()
+        where = _here()
         _mark(v)
         _tape[0].result = v
         _tape[0].result_where = where
         _tape[0].kept.append((v, where))
     else:
         _tape[0].result = v
-        _tape[0].result_where = where
+        _tape[0].result_where = _here()
     return v
 
 
-def tape_close(where, replay=None, scope=None):
+def tape_close(replay=None, scope=None):
     """`end;`: the reverse walk from the result, blame 1. `replay` runs the
     block again and `scope` holds the program's variables, for
     `CheckBlame`."""
     import torch
+    where = _here()
     tape = _tape[0]
     tape.replay, tape.scope = replay, scope
     r = tape.result
@@ -862,7 +919,7 @@ def _on_last_tape(v):
     return _is_tensor(v) and _tape[0] is not None and getattr(v, "_tape_number", None) == _tape[0].number
 
 
-def blame(v, name, where):
+def blame(v, name, where=None):
     """`Blame(x)`: the blame of the value `x` holds, a Real for a number;
     zero where the result does not depend on it."""
     import torch
@@ -872,7 +929,7 @@ def blame(v, name, where):
     return float(g) if g.dim() == 0 else g.detach().clone()
 
 
-def nudge(v, name, rate, where, declared=None):
+def nudge(v, name, rate, declared=None, where=None):
     """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
     variable declared Integer cannot take the Real it makes."""
     if declared == "Integer":
@@ -892,7 +949,7 @@ def nudge(v, name, rate, where, declared=None):
 
 
 
-# Matrices (LANGUAGE.md sections 3 and 6): float64 tensors of two
+# Matrices (LANGUAGE.md sections 3 and 6): tensors (float64 unless --dtype) of two
 # dimensions. Row and column numbers are 1-based in the program and
 # 0-based here; they are turned from one into the other in this section
 # only.
@@ -900,6 +957,39 @@ def nudge(v, name, rate, where, declared=None):
 def _torch():
     import torch
     return torch
+
+
+# Where the script's tensors live and their precision, from its command
+# line: `--device cpu` (or `cuda`, `cuda:1`, `mps`: what PyTorch has) and
+# `--dtype float64` (the exact one, as tapec computes) or `float32`.
+_options = {"device": "cpu", "dtype": "float64"}
+DTYPES = ("float64", "float32")
+
+
+def _made_as():
+    """The dtype and device every matrix of the script is made with."""
+    torch = _torch()
+    return {"dtype": getattr(torch, _options["dtype"]), "device": torch.device(_options["device"])}
+
+
+def _take_options(args):
+    """`--device X` and `--dtype Y` (or `--device=X`) out of the command
+    line; what is left is the program's own arguments, for ParamStr."""
+    rest, i = [args[0]], 1
+    while i < len(args):
+        key, _, value = args[i].partition("=")
+        if key in ("--device", "--dtype"):
+            if not value:
+                if i + 1 >= len(args):
+                    sys.exit(f"{args[0]}: {key} needs a value")
+                value, i = args[i + 1], i + 1
+            _options[key[2:]] = value
+        else:
+            rest.append(args[i])
+        i += 1
+    if _options["dtype"] not in DTYPES:
+        sys.exit(f"{args[0]}: --dtype is one of {', '.join(DTYPES)}, not {_options['dtype']}")
+    return rest
 
 
 def _counted(n, noun):
@@ -940,7 +1030,7 @@ def _elementwise(a, b, where, verb, f, symbol):
     return _checked(f(_as_operand(a), _as_operand(b)), where, symbol)
 
 
-def matrix(rows, where):
+def matrix(rows, where=None):
     """A matrix literal: rows of numbers, all of one length."""
     torch = _torch()
     width = len(rows[0])
@@ -952,11 +1042,11 @@ def matrix(rows, where):
                 raise TapeError(where, f"a matrix holds numbers, not {_kind(x)}")
     if any(_is_tensor(x) for row in rows for x in row):
         return torch.stack([torch.stack([torch.as_tensor(float(x) if type(x) in (int, float) else x,
-                                                         dtype=torch.float64) for x in row]) for row in rows])
-    return torch.tensor([[float(x) for x in row] for row in rows], dtype=torch.float64)
+                                                         **_made_as()) for x in row]) for row in rows])
+    return torch.tensor([[float(x) for x in row] for row in rows], **_made_as())
 
 
-def _index(n, count, what, where):
+def _index(n, count, what, where=None):
     if type(n) is not int:
         raise TapeError(where, f"a {what} number must be an Integer, not {_kind(n)}")
     if n == 0:
@@ -978,7 +1068,7 @@ def _real_of(t):
     return t if t.requires_grad else float(t)
 
 
-def element(m, i, j, where):
+def element(m, i, j, where=None):
     """`m[i, j]`, a Real."""
     if not _is_matrix(m):
         raise TapeError(where, f"only a matrix can be indexed, but this is {_kind(m)}")
@@ -987,7 +1077,7 @@ def element(m, i, j, where):
     return _real_of(m[r, c])
 
 
-def set_element(m, i, j, x, where):
+def set_element(m, i, j, x, where=None):
     """`m[i, j] := x`: a new matrix; a copy of `m` elsewhere keeps its value."""
     if not _is_matrix(m):
         raise TapeError(where, f"only a matrix can be indexed, but this is {_kind(m)}")
@@ -1000,31 +1090,31 @@ def set_element(m, i, j, x, where):
     return m
 
 
-def transpose(m, where):
+def transpose(m, where=None):
     return _matrix_arg(m, where, "Transpose").t()
 
 
-def sum_(m, where):
+def sum_(m, where=None):
     return _real_of(_matrix_arg(m, where, "Sum").sum())
 
 
-def mean(m, where):
+def mean(m, where=None):
     return _real_of(_matrix_arg(m, where, "Mean").mean())
 
 
-def row_sum(m, where):
+def row_sum(m, where=None):
     return _matrix_arg(m, where, "RowSum").sum(dim=1, keepdim=True)
 
 
-def row_mean(m, where):
+def row_mean(m, where=None):
     return _matrix_arg(m, where, "RowMean").mean(dim=1, keepdim=True)
 
 
-def col_sum(m, where):
+def col_sum(m, where=None):
     return _matrix_arg(m, where, "ColSum").sum(dim=0, keepdim=True)
 
 
-def row_softmax(m, where):
+def row_softmax(m, where=None):
     torch = _torch()
     m = _matrix_arg(m, where, "RowSoftmax")
     if bool(torch.isneginf(m).all(dim=1).any()):
@@ -1032,12 +1122,12 @@ def row_softmax(m, where):
     return _checked(torch.softmax(m, dim=1), where, "RowSoftmax")
 
 
-def hadamard(a, b, where):
+def hadamard(a, b, where=None):
     return _elementwise(a, b, where, "multiply elementwise", lambda x, y: x * y, "Hadamard")
 
 
 def _unary(name, on_tensor, on_number):
-    def f(x, where):
+    def f(x, where=None):
         if _is_tensor(x):
             return _checked(on_tensor(x), where, name)
         return on_number(x, where)
@@ -1054,30 +1144,30 @@ abs_ = _unary("Abs", lambda t: t.abs(), abs_)
 sqr = _unary("Sqr", lambda t: t * t, sqr)
 
 
-def row(m, i, where):
+def row(m, i, where=None):
     m = _matrix_arg(m, where, "Row")
     r = _index(i, m.shape[0], "row", where)
     return m[r:r + 1, :]
 
 
-def col(m, j, where):
+def col(m, j, where=None):
     m = _matrix_arg(m, where, "Col")
     c = _index(j, m.shape[1], "column", where)
     return m[:, c:c + 1]
 
 
-def rows(m, where):
+def rows(m, where=None):
     return int(_matrix_arg(m, where, "Rows").shape[0])
 
 
-def cols(m, where):
+def cols(m, where=None):
     return int(_matrix_arg(m, where, "Cols").shape[1])
 
 
 MAX_ELEMENTS = 1 << 28
 
 
-def _size(rows, cols, where):
+def _size(rows, cols, where=None):
     for n in (rows, cols):
         if type(n) is not int or n < 1:
             raise TapeError(where, "a matrix has at least one row and one column")
@@ -1085,44 +1175,44 @@ def _size(rows, cols, where):
         raise TapeError(where, f"a {rows}×{cols} matrix is too large")
 
 
-def zeros(r, c, where):
+def zeros(r, c, where=None):
     _size(r, c, where)
-    return _torch().zeros((r, c), dtype=_torch().float64)
+    return _torch().zeros((r, c), **_made_as())
 
 
-def ones(r, c, where):
+def ones(r, c, where=None):
     _size(r, c, where)
-    return _torch().ones((r, c), dtype=_torch().float64)
+    return _torch().ones((r, c), **_made_as())
 
 
-def fill(r, c, x, where):
+def fill(r, c, x, where=None):
     _size(r, c, where)
-    return _torch().full((r, c), float(x), dtype=_torch().float64)
+    return _torch().full((r, c), float(x), **_made_as())
 
 
-def eye(n, where):
+def eye(n, where=None):
     _size(n, n, where)
-    return _torch().eye(n, dtype=_torch().float64)
+    return _torch().eye(n, **_made_as())
 
 
-def causal_mask(n, where):
+def causal_mask(n, where=None):
     _size(n, n, where)
     torch = _torch()
-    return torch.triu(torch.full((n, n), -math.inf, dtype=torch.float64), diagonal=1)
+    return torch.triu(torch.full((n, n), -math.inf, **_made_as()), diagonal=1)
 
 
-def randn(r, c, where):
+def randn(r, c, where=None):
     _size(r, c, where)
-    return _torch().tensor([[_rng.normal() for _ in range(c)] for _ in range(r)], dtype=_torch().float64)
+    return _torch().tensor([[_rng.normal() for _ in range(c)] for _ in range(r)], **_made_as())
 
 
-def random(r, c, where):
+def random(r, c, where=None):
     _size(r, c, where)
-    return _torch().tensor([[_rng.uniform() for _ in range(c)] for _ in range(r)], dtype=_torch().float64)
+    return _torch().tensor([[_rng.uniform() for _ in range(c)] for _ in range(r)], **_made_as())
 
 
-def show_(m, where):
-    write([show(_matrix_arg(m, where, "Show"))], "")
+def show_(m, where=None):
+    write(show(_matrix_arg(m, where, "Show")))
 
 
 
@@ -1143,7 +1233,7 @@ def _ids(m, limit, where, name, what):
     return out
 
 
-def power(a, p, where):
+def power(a, p, where=None):
     if not _number(p) or _is_tensor(p):
         raise TapeError(where, f"Power's exponent is a number, not {_kind(p)}")
     if _is_tensor(a):
@@ -1159,25 +1249,25 @@ def power(a, p, where):
         return math.inf if a > 0 or math.fmod(p, 2.0) == 0.0 else -math.inf
 
 
-def layer_norm(m, where):
+def layer_norm(m, where=None):
     torch = _torch()
     m = _matrix_arg(m, where, "LayerNorm")
     return _checked(torch.nn.functional.layer_norm(m, (m.shape[1],), eps=1e-5), where, "LayerNorm")
 
 
-def embed(table, ids, where):
+def embed(table, ids, where=None):
     table = _matrix_arg(table, where, "Embed")
     rows = _ids(ids, table.shape[0], where, "Embed", "row number")
-    return table[_torch().tensor(rows)]
+    return table[_torch().tensor(rows, device=table.device)]
 
 
-def cross_entropy(logits, targets, where):
+def cross_entropy(logits, targets, where=None):
     torch = _torch()
     logits = _matrix_arg(logits, where, "CrossEntropy")
     picked = _ids(targets, logits.shape[1], where, "CrossEntropy", "target")
     if len(picked) != logits.shape[0]:
         raise TapeError(where, f"CrossEntropy: {logits.shape[0]} rows of logits but {len(picked)} targets")
-    index = torch.tensor(picked)
+    index = torch.tensor(picked, device=_made_as()["device"])
     lse = torch.logsumexp(logits, dim=1)
     return _real_of(_checked((lse - logits[torch.arange(len(picked)), index]).mean(), where, "CrossEntropy"))
 
@@ -1190,33 +1280,33 @@ def _range(m, first, count, size, what, where, name):
     return first - 1, first - 1 + count
 
 
-def row_range(m, first, count, where):
+def row_range(m, first, count, where=None):
     m = _matrix_arg(m, where, "RowRange")
     a, b = _range(m, first, count, m.shape[0], "row", where, "RowRange")
     return m[a:b, :]
 
 
-def col_range(m, first, count, where):
+def col_range(m, first, count, where=None):
     m = _matrix_arg(m, where, "ColRange")
     a, b = _range(m, first, count, m.shape[1], "column", where, "ColRange")
     return m[:, a:b]
 
 
-def hstack(a, b, where):
+def hstack(a, b, where=None):
     a, b = _matrix_arg(a, where, "HStack"), _matrix_arg(b, where, "HStack")
     if a.shape[0] != b.shape[0]:
         raise TapeError(where, "HStack of a %d×%d and a %d×%d: the rows differ" % (tuple(a.shape) + tuple(b.shape)))
     return _torch().cat([a, b], dim=1)
 
 
-def vstack(a, b, where):
+def vstack(a, b, where=None):
     a, b = _matrix_arg(a, where, "VStack"), _matrix_arg(b, where, "VStack")
     if a.shape[1] != b.shape[1]:
         raise TapeError(where, "VStack of a %d×%d and a %d×%d: the columns differ" % (tuple(a.shape) + tuple(b.shape)))
     return _torch().cat([a, b], dim=0)
 
 
-def sample(p, where):
+def sample(p, where=None):
     """`Sample(p)`: one uniform times the row's sum; the first column whose
     running sum exceeds it (the last if none)."""
     weights = _row_values(p, where, "Sample")
@@ -1228,16 +1318,10 @@ def sample(p, where):
         total += w
     if not (total > 0 and math.isfinite(total)):
         raise TapeError(where, "Sample's weights must have a positive, finite sum")
-    target = _rng.uniform() * total
-    running = 0.0
-    for k, w in enumerate(weights):
-        running += w
-        if running > target:
-            return k + 1
-    return len(weights)
+    return _rng.pick(weights, total)
 
 
-def argmax(a, where):
+def argmax(a, where=None):
     values = _row_values(a, where, "Argmax")
     best = 0
     for k, x in enumerate(values):
@@ -1246,11 +1330,11 @@ def argmax(a, where):
     return best + 1
 
 
-def vocab(text, where):
+def vocab(text, where=None):
     return "".join(sorted(set(text)))
 
 
-def encode(text, vocabulary, where):
+def encode(text, vocabulary, where=None):
     if not text:
         raise TapeError(where, "Encode of an empty string: there are no empty matrices")
     position = {c: k + 1 for k, c in reversed(list(enumerate(vocabulary)))}
@@ -1259,24 +1343,22 @@ def encode(text, vocabulary, where):
         if c not in position:
             raise TapeError(where, f"Encode: `{c}` is not in the vocabulary")
         ids.append(float(position[c]))
-    return _torch().tensor([ids], dtype=_torch().float64)
+    return _torch().tensor([ids], **_made_as())
 
 
-def decode(ids, vocabulary, where):
+def decode(ids, vocabulary, where=None):
     return "".join(vocabulary[k] for k in _ids(ids, len(vocabulary), where, "Decode", "id"))
 
 
-_base = [None]
-
-
 def _path(path):
-    """A path as the program names it: relative to the script's folder."""
+    """A path as the program names it: relative to the folder `run` was
+    given (the program's folder), from the script's."""
     if _base[0] is None:
         _base[0] = os.path.dirname(os.path.abspath(sys.argv[0]))
     return path if os.path.isabs(path) else os.path.join(_base[0], path)
 
 
-def read_text(path, where):
+def read_text(path, where=None):
     try:
         with open(_path(path), encoding="utf-8") as f:
             return f.read()
@@ -1298,7 +1380,7 @@ def _shortest(x):
     return text
 
 
-def save(m, path, where):
+def save(m, path, where=None):
     m = _matrix_arg(m, where, "Save")
     text = "".join(" ".join(_shortest(x) for x in row) + "\n" for row in _rows(m))
     try:
@@ -1319,7 +1401,7 @@ def _load_number(token):
     return None
 
 
-def load(path, where):
+def load(path, where=None):
     """`Load(path)`: rows of numbers separated by spaces or tabs, refused as
     tapec refuses them (src/eval/files.rs)."""
     text = read_text(path, where)
@@ -1360,22 +1442,32 @@ def load(path, where):
         rows.append(row)
     if not rows:
         raise TapeError(where, f"`{path}` is not a matrix: it holds no numbers")
-    return _torch().tensor(rows, dtype=_torch().float64)
+    return _torch().tensor(rows, **_made_as())
 
 
-def progress(step, steps, where):
-    """`Progress`: a bar on stderr when it is a terminal (tqdm's, when it is
-    installed); nothing otherwise."""
+_bar = [None]
+
+
+def progress(step, steps, where=None):
+    """`Progress`: tqdm's bar on stderr when stderr is a terminal and tqdm
+    is installed; nothing otherwise."""
     if not sys.stderr.isatty():
         return
-    width = 30
-    done = int(width * step / max(steps, 1))
-    sys.stderr.write("\r[" + "#" * done + " " * (width - done) + f"] step {step} of {steps}")
+    if _bar[0] is None or _bar[0].total != steps or step < _bar[0].n:
+        try:
+            from tqdm import tqdm
+        except ImportError:
+            return
+        if _bar[0] is not None:
+            _bar[0].close()
+        _bar[0] = tqdm(total=steps, unit="step", leave=True)
+    _bar[0].update(step - _bar[0].n)
     if step >= steps:
-        sys.stderr.write("\n")
+        _bar[0].close()
+        _bar[0] = None
 
 
-def plot(m, path="", title="", where="?"):
+def plot(m, path="", title="", where=None):
     """`Plot`: each row of `m` as a line, drawn by matplotlib when it is
     installed (to `path` as SVG, or on screen); a clear message when not."""
     if path:
@@ -1408,26 +1500,33 @@ def plot(m, path="", title="", where="?"):
 
 def _replay(tape, name, value):
     """The tape's result with `name` holding `value`: the block run again
-    with nothing recorded and nothing printed."""
+    with nothing recorded and nothing printed, in float64 whatever the
+    script's --dtype (finite differences need the digits)."""
     torch = _torch()
     scope = tape.scope
     kept = dict(scope)
+    dtype = _options["dtype"]
+    for key, v in kept.items():
+        if _is_tensor(v) and v.is_floating_point():
+            scope[key] = v.double()
     if name in scope:
         scope[name] = value
     _replaying[0] = (name, value)
     _replay_result[0] = None
     _rng.state = tape.rng_state
+    _options["dtype"] = "float64"
     try:
         with torch.no_grad():
             tape.replay()
         return float(_replay_result[0])
     finally:
+        _options["dtype"] = dtype
         _replaying[0] = None
         scope.clear()
         scope.update(kept)
 
 
-def check_blame(x, name, where):
+def check_blame(x, name, where=None):
     """`CheckBlame(x)`: the largest difference between `Blame(x)` and central
     finite differences (step 1e-6), from replaying the last tape with each
     element of `x` nudged."""
@@ -1436,7 +1535,7 @@ def check_blame(x, name, where):
     if not _on_last_tape(x) or getattr(tape, "replay", None) is None:
         raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
     b = blame(x, name, where)
-    base = x.detach().clone()
+    base = x.detach().clone().double()
     flat = base.reshape(-1)
     grads = [b] if base.dim() == 0 else b.reshape(-1).tolist()
     state = _rng.state
