@@ -6,7 +6,8 @@
 //! with it), else `bench/.venv`, else `python3`. Without a Python that
 //! imports torch this test says it was not run; under `CI=true` it fails.
 
-use std::io::Write;
+mod clients;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -69,14 +70,10 @@ fn copy_folder(from: &Path, to: &Path) {
 fn python_or_not_run(test: &str) -> Option<PathBuf> {
     let python = python_with_torch();
     if python.is_none() {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true, but no Python with torch (set TAPEC_PYTHON; `.ci/run` makes one)");
-        }
-        // Past the test harness's capture, so that it shows in a plain
-        // `cargo test`.
-        let _ = writeln!(
-            std::io::stderr(),
-            "NOT RUN: {test} needs a Python with torch (run .ci/run, or set TAPEC_PYTHON)"
+        clients::not_run(
+            test,
+            "no Python here imports torch",
+            "run .ci/run, or set TAPEC_PYTHON",
         );
     }
     python

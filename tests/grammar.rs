@@ -11,8 +11,9 @@
 //! Without Node or those packages the engine's tests print `NOT RUN` and
 //! pass, except under `CI=true`, where they fail; `.ci/run` installs them.
 
+mod clients;
+
 use std::collections::BTreeSet;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -284,15 +285,7 @@ fn node_or_not_run(what: &str) -> Option<PathBuf> {
     match node_and_packages() {
         Ok(node) => Some(node),
         Err(why) => {
-            if std::env::var("CI").is_ok_and(|v| v == "true") {
-                panic!("CI=true, but {why}, so {what} cannot run (.ci/run installs it)");
-            }
-            // Past the test harness's capture, so that it shows in a plain
-            // `cargo test`.
-            let _ = writeln!(
-                std::io::stderr(),
-                "NOT RUN: {what}: {why} (run .ci/run, or npm ci in editors/vscode)"
-            );
+            clients::not_run(what, &why, "run .ci/run, or npm ci in editors/vscode");
             None
         }
     }

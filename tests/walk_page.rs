@@ -5,7 +5,8 @@
 //! Without them this test says it was not run; under `CI=true` a missing
 //! browser fails it, so in CI the page is always really driven.
 
-use std::io::Write as _;
+mod clients;
+
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -232,16 +233,10 @@ async fn connect(chromium: &Path, driver: &Path, profile: &Path) -> (Driver, Cli
 #[test]
 fn the_attention_walk_steps_in_a_real_browser() {
     let Some((chromium, driver)) = browser() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "CI=true, but Chromium and chromedriver are not installed \
-                 (Debian packages `chromium` and `chromium-driver`; `.ci/run` installs them)"
-            );
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "NOT RUN: the walk page's browser test needs Chromium and chromedriver \
-             (apt-get install chromium chromium-driver); every other test ran"
+        clients::not_run(
+            "the walk page's browser test",
+            "Chromium and chromedriver are not installed",
+            "apt-get install chromium chromium-driver, or run .ci/run",
         );
         return;
     };
@@ -385,12 +380,10 @@ fn the_attention_walk_steps_in_a_real_browser() {
 #[test]
 fn an_input_used_twice_shows_its_running_sum() {
     let Some((chromium, driver)) = browser() else {
-        if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("CI=true, but Chromium and chromedriver are not installed");
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "NOT RUN: the running-sum browser test needs Chromium and chromedriver"
+        clients::not_run(
+            "the running-sum browser test",
+            "Chromium and chromedriver are not installed",
+            "apt-get install chromium chromium-driver, or run .ci/run",
         );
         return;
     };

@@ -7,9 +7,12 @@
 //! `div` and `mod` toward zero, `/` of Integers, comparisons across
 //! Integer and Real, the language's broadcasting, conditions that must be
 //! Boolean, the NaN check) a call into the runtime `tape_runtime.py`,
-//! written beside the script, with the source place it reports errors at.
+//! written beside the script. A call carries no source place: an error
+//! names the source line of the script's line that failed, read from that
+//! line's comment, so the comment is the one place a line's origin lives.
 //!
-//! Translated: every value (a Matrix is a float64 tensor), every
+//! Translated: every value (a Matrix is a float64 tensor, or float32 under
+//! the script's `--dtype float32`), every
 //! statement, routines (parameters by value and by `var`, typed
 //! parameters, locals and results, `Result`, recursion to the language's
 //! depth), tapes, and every builtin. Not yet: a tape inside a routine (an
