@@ -11,6 +11,7 @@ pub mod diagnostic;
 pub mod eval;
 pub mod export;
 pub mod graph;
+pub mod jupyter;
 pub mod lsp;
 pub mod memory;
 pub mod page;

@@ -88,6 +88,60 @@ enum Command {
         after_help = "Example:\n  tapec lsp   (started by an editor, such as the extension in editors/vscode)\n\nIt speaks the Language Server Protocol; exit status 0 after shutdown and exit, 1 otherwise."
     )]
     Lsp,
+    /// Tapec in Jupyter: install the "Tape" kernel, or run it (Jupyter starts it).
+    #[command(
+        subcommand,
+        after_help = "Example:\n  tapec jupyter install --user\n  jupyter lab   (then pick the \"Tape\" kernel)"
+    )]
+    Jupyter(Jupyter),
+}
+
+#[derive(Subcommand)]
+enum Jupyter {
+    /// Write the kernelspec (kernel.json and logos) where Jupyter looks for kernels.
+    #[command(
+        after_help = "Example:\n  tapec jupyter install --user\n  tapec jupyter install --sys-prefix   (the active Python environment)\n  tapec jupyter install --prefix /tmp/env   (/tmp/env/share/jupyter/kernels/tape)"
+    )]
+    Install {
+        /// The user's Jupyter data folder (JUPYTER_DATA_DIR, else ~/.local/share/jupyter on Linux). The default.
+        #[arg(long, conflicts_with_all = ["sys_prefix", "prefix"])]
+        user: bool,
+        /// The Python environment's share/jupyter (VIRTUAL_ENV, else python3's sys.prefix).
+        #[arg(long, conflicts_with = "prefix")]
+        sys_prefix: bool,
+        /// DIR/share/jupyter.
+        #[arg(long, value_name = "DIR")]
+        prefix: Option<PathBuf>,
+    },
+    /// Run the kernel on a connection file (what kernel.json tells Jupyter to start).
+    Kernel { connection_file: PathBuf },
+}
+
+/// `tapec jupyter install`.
+fn install_kernel(sys_prefix: bool, prefix: Option<PathBuf>) -> i32 {
+    use tapec::jupyter::kernelspec::{Place, install};
+    let place = match (sys_prefix, prefix) {
+        (_, Some(dir)) => Place::Prefix(dir),
+        (true, None) => Place::SysPrefix,
+        (false, None) => Place::User,
+    };
+    let executable = match std::env::current_exe().and_then(|p| p.canonicalize()) {
+        Ok(path) => path,
+        Err(e) => {
+            eprintln!("tapec jupyter install: cannot find tapec's own path: {e}");
+            return 1;
+        }
+    };
+    match install(&place, &executable) {
+        Ok(dir) => {
+            println!("installed the Tape kernel in {}", dir.display());
+            0
+        }
+        Err(message) => {
+            eprintln!("tapec jupyter install: {message}");
+            1
+        }
+    }
 }
 
 /// `tapec run FILE [ARGS...]`.
@@ -188,6 +242,14 @@ fn main() {
         }
         Some(Command::Repl) => tapec::repl::run_on_stdin(color),
         Some(Command::Lsp) => tapec::lsp::run_on_stdio(),
+        Some(Command::Jupyter(Jupyter::Install {
+            user: _,
+            sys_prefix,
+            prefix,
+        })) => install_kernel(sys_prefix, prefix),
+        Some(Command::Jupyter(Jupyter::Kernel { connection_file })) => {
+            tapec::jupyter::run_kernel(&connection_file)
+        }
         None if std::io::stdin().is_terminal() => tapec::repl::run_on_stdin(color),
         None => {
             let _ = writeln!(

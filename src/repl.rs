@@ -65,6 +65,36 @@ pub struct Repl {
     make_out: fn() -> Box<dyn Write>,
     entries: usize,
     pub quit: bool,
+    /// Where diagnostics that hold an error go, when not to `err` with the
+    /// warnings: a notebook shows an error apart from the cell's output.
+    error_out: Option<Box<dyn Write>>,
+    /// Whether a bare expression's value waits in `held` until something
+    /// else is shown, so that the last one can be a notebook cell's result.
+    hold_values: bool,
+    held: Option<String>,
+    /// Whether a statement was interrupted since this was last cleared.
+    pub interrupted: bool,
+}
+
+/// What a notebook cell must put back if it fails: the state before it.
+pub struct Mark {
+    snapshot: crate::eval::interp::Snapshot,
+    tape_started: Option<Span>,
+    /// A second snapshot, for `:drop` to go back to, when a tape was open
+    /// before the cell and the cell closed it before failing (the one
+    /// taken when the tape opened is gone by then).
+    before_tape: Option<crate::eval::interp::Snapshot>,
+}
+
+/// Whether an entry is complete, by the prompt's rule.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completeness {
+    /// It would run (or fail) as it stands.
+    Complete,
+    /// It goes on: the prompt would ask for another line.
+    Incomplete,
+    /// It is complete and cannot be parsed.
+    Invalid,
 }
 
 impl Repl {
@@ -84,7 +114,160 @@ impl Repl {
             make_out: out,
             entries: 0,
             quit: false,
+            error_out: None,
+            hold_values: false,
+            held: None,
+            interrupted: false,
         }
+    }
+
+    /// Sends the diagnostics that hold an error to `out` from now on,
+    /// and keeps warnings on the session's `err`.
+    pub fn send_errors_to(&mut self, out: Box<dyn Write>) {
+        self.error_out = Some(out);
+    }
+
+    /// Keeps each bare expression's value back until something else is
+    /// shown; [`Repl::take_value`] then gives the last one unshown.
+    pub fn hold_values(&mut self) {
+        self.hold_values = true;
+    }
+
+    /// The value of the last bare expression, if nothing was shown after it.
+    pub fn take_value(&mut self) -> Option<String> {
+        self.held.take()
+    }
+
+    /// Shows a value kept back, because something else is shown after it.
+    fn release_value(&mut self) {
+        if let Some(text) = self.held.take() {
+            self.interp.print(&text);
+            let _ = self.interp.out.flush();
+        }
+    }
+
+    /// Whether an entry is waiting for more lines.
+    pub fn entry_pending(&self) -> bool {
+        !self.pending.is_empty()
+    }
+
+    /// The state as it is, to go back to with [`Repl::undo_to`].
+    pub fn mark(&self) -> Mark {
+        Mark {
+            snapshot: self.interp.snapshot(),
+            tape_started: self.tape_started,
+            before_tape: self.tape_started.map(|_| self.interp.snapshot()),
+        }
+    }
+
+    /// Puts back the state of a mark: every variable, routine, the random
+    /// generator and the tape, and whether a tape is open at the prompt.
+    pub fn undo_to(&mut self, mark: Mark) {
+        self.interp.restore(mark.snapshot);
+        self.pending.clear();
+        self.walking = None;
+        self.held = None;
+        self.tape_started = mark.tape_started;
+        if self.tape_started.is_none() {
+            self.before_tape = None;
+        } else if self.before_tape.is_none() {
+            self.before_tape = mark.before_tape;
+        }
+    }
+
+    /// Whether `code`, entered now, would be complete: the prompt's rule
+    /// for each entry in it (`:` commands and the prompt's own `tape` and
+    /// `end;` are complete lines), so the last decides whether it goes on.
+    pub fn completeness(&self, code: &str) -> Completeness {
+        let mut pending = Pending::default();
+        let mut tape_open = self.tape_started.is_some();
+        let mut invalid = false;
+        for line in code.lines() {
+            let trimmed = line.trim();
+            if pending.is_empty() && (trimmed.is_empty() || trimmed.starts_with(':')) {
+                continue;
+            }
+            pending.push_line(line);
+            let bare = pending
+                .text
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .to_ascii_lowercase();
+            if (bare == "tape" && !tape_open) || (bare == "end" && tape_open) {
+                tape_open = !tape_open;
+                pending.clear();
+                continue;
+            }
+            if pending.goes_on() {
+                continue;
+            }
+            let (_, errors) = parse(&pending.text, 0);
+            invalid |= !errors.is_empty();
+            pending.clear();
+        }
+        if !pending.is_empty() {
+            Completeness::Incomplete
+        } else if invalid {
+            Completeness::Invalid
+        } else {
+            Completeness::Complete
+        }
+    }
+
+    /// The names a program at the prompt can use now: its variables and
+    /// routines.
+    pub fn names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.interp.globals.keys().cloned().collect();
+        names.extend(self.interp.routines.keys().cloned());
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// What `:vars` says of one variable, or a routine's kind.
+    pub fn describe(&self, name: &str) -> Option<String> {
+        if let Some(slot) = self.interp.globals.get(name) {
+            let what = match &slot.value {
+                Some(Value::Matrix(m, _)) => format!("{}×{}", m.nrows(), m.ncols()),
+                Some(v) => v.type_name().to_string(),
+                None => "no value yet".to_string(),
+            };
+            return Some(format!("{name} : {what}\n"));
+        }
+        let routine = self.interp.routines.get(name)?;
+        let kind = if routine.is_function {
+            "function"
+        } else {
+            "procedure"
+        };
+        let params: Vec<&str> = routine
+            .params
+            .iter()
+            .map(|p| p.name.text.as_str())
+            .collect();
+        Some(format!("{kind} {name}({})\n", params.join(", ")))
+    }
+
+    /// The open or last tape drawn as SVG, as `:graph FILE.svg` writes it.
+    pub fn picture(&self) -> Option<String> {
+        if self.interp.tape.records.is_empty() {
+            return None;
+        }
+        Some(crate::picture::svg(&self.interp.tape, &self.sources))
+    }
+
+    /// The last tape's walk as one HTML page (`:graph FILE.html`), and as
+    /// the text `:walk` shows.
+    pub fn walk_page(&mut self) -> Option<(String, String)> {
+        let steps = match self.interp.tape.walk_steps() {
+            Some(steps) if !self.interp.tape_is_open() => steps,
+            _ => return None,
+        };
+        let tape = &self.interp.tape;
+        let page = crate::page::html(tape, &steps, "the prompt's last tape", &self.sources);
+        let text = crate::graph::walk_text(tape, &steps, &self.sources).concat();
+        Some((page, text))
     }
 
     /// Caps the work each statement may do and the size of every matrix:
@@ -117,6 +300,7 @@ impl Repl {
     }
 
     fn say(&mut self, text: &str) {
+        self.release_value();
         self.interp.print(text);
         let _ = self.interp.out.flush();
     }
@@ -126,9 +310,17 @@ impl Repl {
     }
 
     fn report_all(&mut self, errors: &[Diagnostic]) {
+        let failed = errors.iter().any(|d| !d.warning);
+        if failed {
+            self.release_value();
+        }
         let _ = self.interp.out.flush();
-        self.sources.render_all(errors, self.color, &mut *self.err);
-        let _ = self.err.flush();
+        let err = match &mut self.error_out {
+            Some(out) if failed => out,
+            _ => &mut self.err,
+        };
+        self.sources.render_all(errors, self.color, &mut **err);
+        let _ = err.flush();
     }
 
     /// The input has ended (Ctrl-D, or the end of piped input). An entry
@@ -356,6 +548,7 @@ impl Repl {
                     return;
                 }
                 Err(Stop::Interrupted) => {
+                    self.interrupted = true;
                     // What completed is kept; a tape open at the prompt
                     // must not keep half a statement's records, so there
                     // the statement is undone.
@@ -385,6 +578,9 @@ impl Repl {
     }
 
     fn run_statement(&mut self, stmt: &crate::syntax::tree::Stmt) -> Result<(), Stop> {
+        if !matches!(stmt.kind, StmtKind::Empty) {
+            self.release_value();
+        }
         let recorded = if self.interp.tape_is_open() {
             " (recorded)"
         } else {
@@ -431,7 +627,11 @@ impl Repl {
                         Value::Matrix(m, _) => format::echo_rows(m),
                         other => format!("{}\n", format::value(other)),
                     };
-                    self.say(&text);
+                    if self.hold_values {
+                        self.held = Some(text);
+                    } else {
+                        self.say(&text);
+                    }
                     if let Some(hint) = comparison_hint(e) {
                         self.report(&hint);
                     }
@@ -495,7 +695,10 @@ impl Repl {
                 );
                 self.report(&d);
             }
-            Err(Stop::Interrupted) => self.interp.restore(before),
+            Err(Stop::Interrupted) => {
+                self.interrupted = true;
+                self.interp.restore(before);
+            }
         }
     }
 
@@ -677,7 +880,15 @@ impl Repl {
             "reset" => {
                 let color = self.color;
                 let err = std::mem::replace(&mut self.err, Box::new(std::io::sink()));
+                // The new session keeps the old one's Ctrl-C flag, which a
+                // handler set once holds, and where its errors and values go.
+                let interrupt = self.interrupt_flag();
+                let error_out = self.error_out.take();
+                let hold_values = self.hold_values;
                 *self = Repl::new(self.make_out, err, color);
+                self.interp.interrupt = interrupt;
+                self.error_out = error_out;
+                self.hold_values = hold_values;
                 self.say("reset: no variables, routines or tape\n");
             }
             "walk" => self.walk(),

@@ -2,7 +2,8 @@
 //! against its column number. As SVG, drawn by plotters' SVG backend (no
 //! system fonts needed) with the lines laid over it at the chart's exact
 //! coordinates; or, with no path, as braille characters for the terminal
-//! (textplots).
+//! (textplots). A notebook shows each chart where it is drawn instead:
+//! see [`show_inline`].
 
 use ndarray::Array2;
 use plotters::prelude::*;
@@ -19,9 +20,48 @@ const COLOURS: [RGBColor; 6] = [
 /// What the x axis counts.
 const X_LABEL: &str = "column";
 
+/// What shows a chart, given its SVG.
+pub type ShowChart = Box<dyn FnMut(&str)>;
+
+thread_local! {
+    /// Where this thread's charts are shown as they are drawn, if anywhere.
+    static INLINE: std::cell::RefCell<Option<ShowChart>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Hands every chart this thread draws to `show`, as SVG (a notebook's
+/// kernel shows it in the cell): a `Plot` with no path then prints no
+/// braille, and one with a path writes its file as well. `None` goes back
+/// to the terminal's way.
+pub fn show_inline(show: Option<ShowChart>) {
+    INLINE.with(|inline| *inline.borrow_mut() = show);
+}
+
+/// Shows a chart inline, if this thread has somewhere to show it; says
+/// whether it did.
+fn shown_inline(chart: &str) -> bool {
+    INLINE.with(|inline| match inline.try_borrow_mut() {
+        Ok(mut inline) => match inline.as_mut() {
+            Some(show) => {
+                show(chart);
+                true
+            }
+            None => false,
+        },
+        Err(_) => false,
+    })
+}
+
 /// The chart as SVG text: x is the column (1 to n), y the value. Infinite
-/// values are left out of the lines.
+/// values are left out of the lines. Shown inline too, where this thread
+/// shows charts so.
 pub fn svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
+    let chart = draw_svg(m, title)?;
+    shown_inline(&chart);
+    Ok(chart)
+}
+
+fn draw_svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
     let finite = || m.iter().copied().filter(|x| x.is_finite());
     let lo = finite().fold(f64::INFINITY, f64::min);
     let hi = finite().fold(f64::NEG_INFINITY, f64::max);
@@ -119,7 +159,17 @@ pub fn svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
 /// The chart in braille characters, a few lines high, for the terminal.
 /// The characters have room for single precision only, so values are
 /// drawn (and their axis labelled) as f32s; the SVG is exact.
+///
+/// Where this thread shows charts inline, the chart is shown as SVG
+/// instead and no characters are given.
 pub fn braille(m: &Array2<f64>, title: &str) -> String {
+    let inline = INLINE.with(|inline| inline.try_borrow().is_ok_and(|i| i.is_some()));
+    if inline
+        && let Ok(chart) = draw_svg(m, title)
+        && shown_inline(&chart)
+    {
+        return String::new();
+    }
     use textplots::{Chart, Plot, Shape};
     let rows: Vec<Vec<(f32, f32)>> = m
         .rows()

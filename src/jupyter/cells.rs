@@ -1,0 +1,360 @@
+//! A notebook's cells, run on the REPL's session (`Repl`): each cell's
+//! lines are entered as piped lines are, so state, echoes, the prompt's
+//! `tape` and `end;` and its `:` commands are the REPL's. What a cell
+//! shows comes out as [`Output`]s while it runs, through the function
+//! given to [`Cells::new`]; the cell's end is an [`Outcome`].
+//!
+//! This side knows nothing of sockets or of the messaging protocol: the
+//! kernel (`kernel.rs`) turns outputs into messages. Everything here runs
+//! on one thread, the one that made the `Cells`.
+
+use std::cell::RefCell;
+use std::io::Write;
+use std::rc::Rc;
+
+use crate::repl::{Completeness, Repl};
+
+/// Something a cell shows as it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Output {
+    /// Text for the cell's stdout (echoes, `WriteLn`) or stderr (warnings,
+    /// notices such as "Plot wrote ...").
+    Stream { stderr: bool, text: String },
+    /// A picture or page: its forms by MIME type, the plain text last.
+    Display(Vec<(&'static str, String)>),
+}
+
+/// How a cell ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It ran; the text of its last bare expression's value, if the
+    /// cell ended with one (what the REPL would have echoed).
+    Done { result: Option<String> },
+    /// A diagnostic stopped it, and the cell changed nothing.
+    Failed(Failure),
+    /// It was interrupted; what completed is kept, as at the prompt.
+    Interrupted,
+}
+
+/// An error as a notebook shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// What kind of error: `error`.
+    pub ename: String,
+    /// Its first line: the diagnostic's message.
+    pub evalue: String,
+    /// The diagnostic as the REPL renders it (no colour), line by line.
+    pub traceback: Vec<String>,
+}
+
+type Sink = Rc<RefCell<Box<dyn FnMut(Output)>>>;
+
+thread_local! {
+    /// Where this thread's cells send their outputs: the REPL makes its
+    /// output anew on `:reset`, from a plain function, which finds it here.
+    static SINK: RefCell<Option<Sink>> = const { RefCell::new(None) };
+}
+
+fn emit(output: Output) {
+    let sink = SINK.with(|s| s.borrow().clone());
+    if let Some(sink) = sink
+        && let Ok(mut send) = sink.try_borrow_mut()
+    {
+        send(output);
+    }
+}
+
+/// A stream that hands each write on at once, so that a long loop's lines
+/// show while it runs; the kernel joins what comes close together.
+struct StreamWriter {
+    stderr: bool,
+}
+
+impl Write for StreamWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        if !bytes.is_empty() {
+            emit(Output::Stream {
+                stderr: self.stderr,
+                text: String::from_utf8_lossy(bytes).into_owned(),
+            });
+        }
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn stdout_stream() -> Box<dyn Write> {
+    Box::new(StreamWriter { stderr: false })
+}
+
+/// The commands of `:help`, for completion after a `:`.
+const COMMANDS: &[&str] = &[
+    ":help", ":vars", ":tape", ":blame", ":walk", ":drop", ":graph", ":load", ":reset",
+];
+
+/// The REPL's session, run a cell at a time.
+pub struct Cells {
+    repl: Repl,
+    errors: crate::SharedBuffer,
+    /// What each cell run so far held, in order: the history.
+    pub history: Vec<String>,
+}
+
+impl Cells {
+    /// A fresh session whose outputs go to `send`.
+    pub fn new(send: impl FnMut(Output) + 'static) -> Cells {
+        let sink: Sink = Rc::new(RefCell::new(Box::new(send)));
+        SINK.with(|s| *s.borrow_mut() = Some(sink));
+        crate::eval::plot::show_inline(Some(Box::new(|svg: &str| {
+            emit(Output::Display(vec![
+                ("image/svg+xml", svg.to_string()),
+                ("text/plain", "<a chart drawn by Plot>".to_string()),
+            ]));
+        })));
+        let mut repl = Repl::new(
+            stdout_stream,
+            Box::new(StreamWriter { stderr: true }),
+            false,
+        );
+        let errors = crate::SharedBuffer::default();
+        repl.send_errors_to(Box::new(errors.clone()));
+        repl.hold_values();
+        Cells {
+            repl,
+            errors,
+            history: Vec::new(),
+        }
+    }
+
+    /// The flag that interrupts a running statement, as Ctrl-C does at
+    /// the prompt (the same flag for the session's whole life).
+    pub fn interrupt_flag(&self) -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+        self.repl.interrupt_flag()
+    }
+
+    /// Caps each statement's work and every matrix's size (for tests).
+    pub fn limit(&mut self, step_budget: u64, max_elements: usize) {
+        self.repl.limit(step_budget, max_elements);
+    }
+
+    /// Runs a cell: its lines are entered one by one until one fails; a
+    /// failure puts back everything as it was before the cell.
+    pub fn execute(&mut self, code: &str) -> Outcome {
+        self.history.push(code.to_string());
+        self.errors.take();
+        self.repl.interrupted = false;
+        self.repl.quit = false;
+        let mark = self.repl.mark();
+        for line in code.lines() {
+            if !self.repl.entry_pending() && self.picture_command(line.trim()) {
+                continue;
+            }
+            self.repl.line(line);
+            if self.failed() || self.repl.interrupted || self.repl.quit {
+                break;
+            }
+        }
+        if !self.failed() && !self.repl.interrupted {
+            self.repl.end_of_input();
+        }
+        let rendered = self.errors.take();
+        if !rendered.is_empty() {
+            self.repl.undo_to(mark);
+            return Outcome::Failed(failure(&rendered));
+        }
+        let result = self.repl.take_value();
+        if self.repl.interrupted {
+            if let Some(text) = result {
+                emit(Output::Stream {
+                    stderr: false,
+                    text,
+                });
+            }
+            return Outcome::Interrupted;
+        }
+        Outcome::Done {
+            result: result.map(|text| text.trim_end_matches('\n').to_string()),
+        }
+    }
+
+    fn failed(&self) -> bool {
+        !self.errors.text().is_empty()
+    }
+
+    /// `:graph` alone shows the tape's picture in the cell, and `:walk`
+    /// the walk's page; every other command is the REPL's.
+    fn picture_command(&mut self, line: &str) -> bool {
+        match line {
+            ":graph" => {
+                let output = match self.repl.picture() {
+                    Some(svg) => Output::Display(vec![
+                        ("image/svg+xml", svg),
+                        ("text/plain", "<the tape's picture>".to_string()),
+                    ]),
+                    None => Output::Stream {
+                        stderr: false,
+                        text: "no tape yet\n".to_string(),
+                    },
+                };
+                emit(output);
+                true
+            }
+            ":walk" => {
+                let output = match self.repl.walk_page() {
+                    Some((page, text)) => {
+                        Output::Display(vec![("text/html", framed(&page)), ("text/plain", text)])
+                    }
+                    None => Output::Stream {
+                        stderr: false,
+                        text: "no walked tape yet: close a tape with `end;` first\n".to_string(),
+                    },
+                };
+                emit(output);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `code` is complete by the prompt's rule.
+    pub fn is_complete(&self, code: &str) -> Completeness {
+        self.repl.completeness(code)
+    }
+
+    /// What may be typed at `cursor` (in characters): the names that
+    /// start with the word before it — variables and routines of the
+    /// session and of the cell, builtins, constants, keywords, and after
+    /// a `:` the commands — and the word's start and end, in characters.
+    pub fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
+        let (start, end) = word_around(code, cursor);
+        let chars: Vec<char> = code.chars().collect();
+        let word: String = chars[start..cursor.min(chars.len())].iter().collect();
+        let command = start > 0 && chars[start - 1] == ':';
+        // Names match as written; keywords in any case, as the lexer
+        // reads them.
+        let mut matches: Vec<String> = Vec::new();
+        if command {
+            matches.extend(COMMANDS.iter().map(|c| c[1..].to_string()));
+        } else {
+            let whole: String = chars[start..end].iter().collect();
+            matches.extend(self.repl.names());
+            // The name being typed is in the cell too: it is no proposal.
+            matches.extend(cell_names(code).into_iter().filter(|n| *n != whole));
+            matches.extend(
+                crate::declarations::BUILTINS
+                    .iter()
+                    .map(|b| b.name.to_string()),
+            );
+            matches.extend(crate::declarations::CONSTANTS.iter().map(|c| c.to_string()));
+        }
+        matches.retain(|c| c.starts_with(&word));
+        if !command {
+            let lower = word.to_lowercase();
+            let keywords = crate::lsp::completion::KEYWORDS.iter();
+            matches.extend(
+                keywords
+                    .filter(|k| k.starts_with(&lower))
+                    .map(|k| k.to_string()),
+            );
+        }
+        matches.sort();
+        matches.dedup();
+        (matches, start, end)
+    }
+
+    /// The text shown for the name at `cursor` (in characters): a
+    /// builtin's `:help`, or what `:vars` says of a variable.
+    pub fn inspect(&self, code: &str, cursor: usize) -> Option<String> {
+        let (start, end) = word_around(code, cursor);
+        // A cursor just after `Name(` asks about `Name`.
+        let (start, end) = if start == end {
+            let before = code.chars().take(cursor).collect::<String>();
+            let trimmed = before.trim_end_matches(['(', ' ']);
+            let n = trimmed.chars().count();
+            (word_around(code, n).0, n)
+        } else {
+            (start, end)
+        };
+        let word: String = code.chars().skip(start).take(end - start).collect();
+        if word.is_empty() {
+            return None;
+        }
+        if let Some(b) = crate::declarations::find(&word) {
+            return Some(b.help());
+        }
+        self.repl.describe(&word)
+    }
+}
+
+impl Drop for Cells {
+    fn drop(&mut self) {
+        crate::eval::plot::show_inline(None);
+        SINK.with(|s| *s.borrow_mut() = None);
+    }
+}
+
+/// The walk page inside an iframe, as a notebook's HTML output: the page
+/// keeps its own style and script apart from the notebook's.
+fn framed(page: &str) -> String {
+    let escaped = page
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;");
+    format!(
+        "<iframe srcdoc=\"{escaped}\" style=\"width: 100%; height: 640px; border: 0\" \
+         title=\"the walk\"></iframe>"
+    )
+}
+
+fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The identifier around `cursor`, as character positions: from its start
+/// to the cursor's word's end.
+fn word_around(code: &str, cursor: usize) -> (usize, usize) {
+    let chars: Vec<char> = code.chars().collect();
+    let cursor = cursor.min(chars.len());
+    let mut start = cursor;
+    while start > 0 && is_name_char(chars[start - 1]) {
+        start -= 1;
+    }
+    let mut end = cursor;
+    while end < chars.len() && is_name_char(chars[end]) {
+        end += 1;
+    }
+    (start, end)
+}
+
+/// Every name the cell itself writes, so that one just assigned is offered.
+fn cell_names(code: &str) -> Vec<String> {
+    let (tokens, _) = crate::syntax::lexer::lex(code, 0);
+    tokens
+        .into_iter()
+        .filter_map(|(t, _)| match t {
+            crate::syntax::lexer::Token::Ident(name) => Some(name),
+            _ => None,
+        })
+        .collect()
+}
+
+/// A rendered diagnostic as an error: its first line's message, and its
+/// lines.
+fn failure(rendered: &str) -> Failure {
+    let first = rendered.lines().next().unwrap_or("error");
+    let evalue = first
+        .trim()
+        .strip_prefix("Error:")
+        .unwrap_or(first)
+        .trim()
+        .to_string();
+    Failure {
+        ename: "error".to_string(),
+        evalue,
+        traceback: rendered.lines().map(str::to_string).collect(),
+    }
+}

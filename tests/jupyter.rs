@@ -1,0 +1,466 @@
+//! The Jupyter kernel. Without Python: the kernelspec `tapec jupyter
+//! install` writes, and cells run on the REPL's session (state kept,
+//! outputs formed, errors undone), completeness, completion and
+//! inspection. With Python (jupyter_kernel_test, jupyter_client, nbclient
+//! in bench/.venv, which .ci/run installs): Jupyter's conformance suite,
+//! interrupts, forged messages, and the shipped notebooks run again and
+//! compared with their saved outputs.
+
+mod clients;
+
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use tapec::jupyter::cells::{Cells, Outcome, Output};
+use tapec::repl::Completeness;
+
+/// A session and the outputs it has shown.
+fn session() -> (Cells, Rc<RefCell<Vec<Output>>>) {
+    let shown: Rc<RefCell<Vec<Output>>> = Rc::default();
+    let to = shown.clone();
+    let cells = Cells::new(move |output| to.borrow_mut().push(output));
+    (cells, shown)
+}
+
+/// What a cell printed to stdout and stderr, joined.
+fn streams(shown: &Rc<RefCell<Vec<Output>>>) -> (String, String) {
+    let mut out = String::new();
+    let mut err = String::new();
+    for output in shown.borrow_mut().drain(..) {
+        if let Output::Stream { stderr, text } = output {
+            if stderr {
+                err.push_str(&text)
+            } else {
+                out.push_str(&text)
+            }
+        }
+    }
+    (out, err)
+}
+
+#[test]
+fn a_bare_expression_at_the_end_is_the_result() {
+    let (mut cells, shown) = session();
+    let outcome = cells.execute("Signed := 7;\nSigned * 6;");
+    assert_eq!(streams(&shown).0, "Signed = 7\n");
+    assert_eq!(
+        outcome,
+        Outcome::Done {
+            result: Some("42".to_string())
+        }
+    );
+}
+
+#[test]
+fn completeness_is_the_prompts_rule() {
+    let (cells, _) = session();
+    for code in [
+        "x := 1;",
+        "WriteLn('a');",
+        ":vars",
+        "tape",
+        "tape\n  s := Sum([[1, 2]]);\nend;",
+        "for i := 1 to 3 do\n  WriteLn(i);",
+        "",
+    ] {
+        assert_eq!(cells.is_complete(code), Completeness::Complete, "{code:?}");
+    }
+    for code in [
+        "for i := 1 to 3 do",
+        "x := [1,",
+        "begin\n  x := 1;",
+        "procedure P(a: Real);",
+        "{ a comment not closed",
+        "x := 1 +",
+    ] {
+        assert_eq!(
+            cells.is_complete(code),
+            Completeness::Incomplete,
+            "{code:?}"
+        );
+    }
+    for code in ["x := ;", "x := 1 +* 2;", "end end;"] {
+        assert_eq!(cells.is_complete(code), Completeness::Invalid, "{code:?}");
+    }
+}
+
+#[test]
+fn state_is_kept_from_cell_to_cell() {
+    let (mut cells, shown) = session();
+    assert_eq!(cells.execute("x := 2;"), Outcome::Done { result: None });
+    assert_eq!(streams(&shown).0, "x = 2\n");
+    let outcome = cells.execute("function Twice(a: Real): Real;\nbegin\n  Result := 2 * a;\nend;");
+    assert_eq!(outcome, Outcome::Done { result: None });
+    assert_eq!(streams(&shown).0, "function Twice defined\n");
+    assert_eq!(
+        cells.execute("Twice(x) + 1;"),
+        Outcome::Done {
+            result: Some("5.000000".into())
+        }
+    );
+    // An earlier value in the cell is echoed as the REPL echoes it.
+    let outcome = cells.execute("x;\nWriteLn('then');\nx + 1;");
+    assert_eq!(
+        outcome,
+        Outcome::Done {
+            result: Some("3".into())
+        }
+    );
+    assert_eq!(streams(&shown).0, "2\nthen\n");
+}
+
+#[test]
+fn a_failing_cell_changes_nothing_and_shows_the_diagnostic() {
+    let (mut cells, shown) = session();
+    cells.execute("x := 1;");
+    streams(&shown);
+    let Outcome::Failed(failure) = cells.execute("x := 5;\ny := [[1, 2]] * [[3, 4]];\nz := 3;")
+    else {
+        panic!("the cell should fail");
+    };
+    assert_eq!(failure.ename, "error");
+    assert!(!failure.evalue.is_empty());
+    let text = failure.traceback.join("\n");
+    assert!(text.starts_with("Error: "), "{text}");
+    assert!(!text.contains('\x1b'), "no colour: {text}");
+    assert!(text.contains("[[1, 2]] * [[3, 4]]"), "{text}");
+    // The first line ran and echoed, then the cell was undone whole.
+    assert_eq!(streams(&shown).0, "x = 5\n");
+    assert_eq!(
+        cells.execute("x;"),
+        Outcome::Done {
+            result: Some("1".into())
+        }
+    );
+    assert!(matches!(cells.execute("z;"), Outcome::Failed(_)));
+    // A cell left open is an error at its end, as the end of piped input.
+    assert!(matches!(
+        cells.execute("begin\n  x := 9;"),
+        Outcome::Failed(_)
+    ));
+    assert_eq!(
+        cells.execute("x;"),
+        Outcome::Done {
+            result: Some("1".into())
+        }
+    );
+}
+
+#[test]
+fn a_prompt_tape_spans_cells_and_graph_and_walk_show_inline() {
+    let (mut cells, shown) = session();
+    cells.execute("k := [[1, 2], [3, 4]];\ntape");
+    let (out, _) = streams(&shown);
+    assert!(out.ends_with("row 2: 3.000000 4.000000\n"), "{out}");
+    cells.execute("  s := Sum(Hadamard(k, k));");
+    assert_eq!(streams(&shown).0, "s = 30.000000 (recorded)\n");
+    cells.execute("end;");
+    let (out, _) = streams(&shown);
+    assert!(out.starts_with("tape closed: "), "{out}");
+    assert_eq!(cells.execute(":graph"), Outcome::Done { result: None });
+    let shown_now: Vec<Output> = shown.borrow_mut().drain(..).collect();
+    let [Output::Display(forms)] = &shown_now[..] else {
+        panic!("one picture: {shown_now:?}");
+    };
+    assert_eq!(forms[0].0, "image/svg+xml");
+    assert!(forms[0].1.contains("<svg"));
+    assert!(
+        forms[0].1.contains("Hadamard"),
+        "the picture names the operation"
+    );
+    cells.execute(":walk");
+    let shown_now: Vec<Output> = shown.borrow_mut().drain(..).collect();
+    let [Output::Display(forms)] = &shown_now[..] else {
+        panic!("one page: {shown_now:?}");
+    };
+    assert_eq!(forms[0].0, "text/html");
+    assert!(forms[0].1.starts_with("<iframe srcdoc=\""));
+    assert_eq!(forms[1].0, "text/plain");
+    assert!(forms[1].1.starts_with("step 1 of "), "{}", forms[1].1);
+    // `:blame` is `Blame(k)`, a bare expression: the cell's result.
+    assert_eq!(
+        cells.execute(":blame k"),
+        Outcome::Done {
+            result: Some("  row 1: 2.000000 4.000000\n  row 2: 6.000000 8.000000".into())
+        }
+    );
+}
+
+#[test]
+fn a_plot_is_shown_as_svg_and_a_path_still_writes_its_file() {
+    let (mut cells, shown) = session();
+    assert_eq!(
+        cells.execute("WriteLn('before');\nPlot([[1, 3, 2]]);\nWriteLn('after');"),
+        Outcome::Done { result: None }
+    );
+    let outputs: Vec<Output> = shown.borrow_mut().drain(..).collect();
+    assert_eq!(
+        outputs[0],
+        Output::Stream {
+            stderr: false,
+            text: "before\n".into()
+        }
+    );
+    let Output::Display(forms) = &outputs[1] else {
+        panic!("a chart: {outputs:?}");
+    };
+    assert_eq!(forms[0].0, "image/svg+xml");
+    assert!(forms[0].1.contains("<polyline"));
+    assert_eq!(
+        outputs[2],
+        Output::Stream {
+            stderr: false,
+            text: "after\n".into()
+        }
+    );
+    let dir = std::env::temp_dir().join(format!("tapec-jupyter-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("chart.svg");
+    let code = format!("Plot([[1, 2]], '{}', 'a title');", path.display());
+    assert_eq!(cells.execute(&code), Outcome::Done { result: None });
+    let outputs: Vec<Output> = shown.borrow_mut().drain(..).collect();
+    assert!(matches!(&outputs[0], Output::Display(forms) if forms[0].1.contains("a title")));
+    assert!(
+        matches!(&outputs[1], Output::Stream { stderr: true, text } if text.starts_with("Plot wrote")),
+        "{outputs:?}"
+    );
+    assert!(std::fs::read_to_string(&path).unwrap().contains("a title"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn completion_offers_names_builtins_keywords_and_commands() {
+    let (mut cells, _) = session();
+    cells.execute("Weights := [[1]];");
+    let (matches, start, end) = cells.complete("x := We", 7);
+    assert_eq!(matches, vec!["Weights".to_string()]);
+    assert_eq!((start, end), (5, 7));
+    let (matches, _, _) = cells.complete("RowS", 4);
+    assert_eq!(
+        matches,
+        vec!["RowSoftmax".to_string(), "RowSum".to_string()]
+    );
+    let (matches, _, _) = cells.complete("whi", 3);
+    assert_eq!(matches, vec!["while".to_string()]);
+    let (matches, start, _) = cells.complete(":gr", 3);
+    assert_eq!((matches, start), (vec!["graph".to_string()], 1));
+    // Positions count characters, not bytes.
+    let (matches, start, _) = cells.complete("{ é } Tra", 9);
+    assert_eq!((matches, start), (vec!["Transpose".to_string()], 6));
+}
+
+#[test]
+fn inspection_gives_the_help_text() {
+    let (mut cells, _) = session();
+    let help = cells
+        .inspect("y := Sqrt(2);", 7)
+        .expect("Sqrt is a builtin");
+    assert_eq!(help, tapec::repl::transcript(":help Sqrt"));
+    assert_eq!(cells.inspect("Sqrt(", 5), Some(help));
+    cells.execute("w := [[1, 2, 3]];");
+    assert_eq!(cells.inspect("w", 1).as_deref(), Some("w : 1×3\n"));
+    assert_eq!(cells.inspect("nothing", 3), None);
+}
+
+#[test]
+fn an_interrupt_stops_a_loop_and_keeps_what_completed() {
+    let (mut cells, shown) = session();
+    let flag = cells.interrupt_flag();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let outcome = cells.execute("n := 0;\nwhile true do\n  n := n + 1;");
+    stopper.join().unwrap();
+    assert_eq!(outcome, Outcome::Interrupted);
+    let (out, _) = streams(&shown);
+    assert!(
+        out.ends_with("interrupted: what completed is kept\n"),
+        "{out}"
+    );
+    assert_eq!(
+        cells.execute("n > 0;"),
+        Outcome::Done {
+            result: Some("true".into())
+        }
+    );
+}
+
+#[test]
+fn the_kernelspec_starts_this_tapec_on_the_connection_file() {
+    use tapec::jupyter::kernelspec::{Place, install, kernel_dir};
+    let dir = std::env::temp_dir().join(format!("tapec-jupyter-spec-{}", std::process::id()));
+    let place = Place::Prefix(dir.clone());
+    let tapec = std::path::Path::new(env!("CARGO_BIN_EXE_tapec"));
+    let written = install(&place, tapec).expect("install");
+    assert_eq!(written, dir.join("share/jupyter/kernels/tape"));
+    assert_eq!(kernel_dir(&place).unwrap(), written);
+    let spec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(written.join("kernel.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        spec["argv"],
+        serde_json::json!([
+            tapec.display().to_string(),
+            "jupyter",
+            "kernel",
+            "{connection_file}"
+        ])
+    );
+    assert_eq!(spec["display_name"], "Tape");
+    assert_eq!(spec["language"], "tape");
+    assert_eq!(spec["interrupt_mode"], "signal");
+    for (name, size) in [("logo-32x32.png", 32), ("logo-64x64.png", 64)] {
+        let png = std::fs::read(written.join(name)).unwrap();
+        assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+        let width = u32::from_be_bytes(png[16..20].try_into().unwrap());
+        let height = u32::from_be_bytes(png[20..24].try_into().unwrap());
+        assert_eq!((width, height), (size, size), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---- with Jupyter's own clients, in Python ----
+
+/// What the Python tests import.
+const PYTHON_NEEDS: &str = "import jupyter_kernel_test, jupyter_client, nbclient, nbformat, pytest";
+
+/// A Python with Jupyter's test packages: `TAPEC_PYTHON` when it is set
+/// (`.ci/run` sets it to `bench/.venv`, where it installs them), else
+/// `bench/.venv`, else `python3`; or why there is none.
+fn python_with_jupyter() -> Result<PathBuf, String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let candidates: Vec<PathBuf> = match std::env::var_os("TAPEC_PYTHON") {
+        Some(python) => vec![python.into()],
+        None => vec![root.join("bench/.venv/bin/python"), "python3".into()],
+    };
+    candidates
+        .iter()
+        .find(|python| {
+            Command::new(python)
+                .args(["-c", PYTHON_NEEDS])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .cloned()
+        .ok_or_else(|| format!("no Python among {candidates:?} imports jupyter_kernel_test, jupyter_client, nbclient and pytest"))
+}
+
+/// A folder with the kernelspec installed as `tapec jupyter install
+/// --prefix` writes it, beside a second spec, `tape-message`, that asks
+/// for interrupts by message rather than by signal.
+fn installed_kernel(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tapec-jupyter-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("scratch")).unwrap();
+    let status = Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .args(["jupyter", "install", "--prefix"])
+        .arg(&dir)
+        .output()
+        .expect("run tapec jupyter install");
+    assert!(status.status.success(), "{status:?}");
+    let kernels = dir.join("share/jupyter/kernels");
+    let spec = std::fs::read_to_string(kernels.join("tape/kernel.json")).unwrap();
+    std::fs::create_dir_all(kernels.join("tape-message")).unwrap();
+    std::fs::write(
+        kernels.join("tape-message/kernel.json"),
+        spec.replace("\"signal\"", "\"message\""),
+    )
+    .unwrap();
+    dir
+}
+
+/// Runs a Python script of `tests/jupyter` with the kernel installed in
+/// `dir`, under a watchdog; panics with its output if it fails.
+fn run_python(python: &Path, dir: &Path, args: &[&str], limit: Duration) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut child = Command::new(python)
+        .args(args)
+        .current_dir(root.join("tests/jupyter"))
+        .env("JUPYTER_PATH", dir.join("share/jupyter"))
+        .env("JUPYTER_RUNTIME_DIR", dir.join("runtime"))
+        .env("TAPE_SCRATCH", dir.join("scratch"))
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start Python");
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let output = child.wait_with_output().expect("its output");
+            panic!(
+                "hang: {args:?} did not finish in {limit:?}:\n{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let output = child.wait_with_output().expect("its output");
+    assert!(
+        status.success(),
+        "{args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn jupyters_conformance_suite_passes() {
+    let python = match python_with_jupyter() {
+        Ok(python) => python,
+        Err(why) => {
+            clients::not_run(
+                "jupyter_kernel_test on the Tape kernel",
+                &why,
+                "run .ci/run, or pip install jupyter_kernel_test jupyter_client nbclient nbformat pytest into bench/.venv",
+            );
+            return;
+        }
+    };
+    let dir = installed_kernel("suite");
+    run_python(
+        &python,
+        &dir,
+        &[
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "test_kernel.py",
+        ],
+        Duration::from_secs(300),
+    );
+}
+
+#[test]
+fn the_shipped_notebooks_give_their_saved_outputs() {
+    let python = match python_with_jupyter() {
+        Ok(python) => python,
+        Err(why) => {
+            clients::not_run(
+                "the shipped notebooks under nbclient",
+                &why,
+                "run .ci/run, or pip install jupyter_client nbclient nbformat into bench/.venv",
+            );
+            return;
+        }
+    };
+    let dir = installed_kernel("notebooks");
+    run_python(
+        &python,
+        &dir,
+        &["check_notebooks.py"],
+        Duration::from_secs(600),
+    );
+}
