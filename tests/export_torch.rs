@@ -14,16 +14,8 @@ use std::process::Command;
 /// Programs whose scripts do not print what tapec prints yet, and why.
 const NOT_YET: &[(&str, &str)] = &[
     (
-        "integer_leaves.tape",
-        "an Integer leaf stays an Integer in tapec; the script makes it a Real",
-    ),
-    (
         "plot.tape",
         "Plot with no path draws braille on stdout in tapec, matplotlib in the script",
-    ),
-    (
-        "var_parameter_on_tape.tape",
-        "a var parameter assigned inside a tape is not the tape's result in the script",
     ),
 ];
 

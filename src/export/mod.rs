@@ -16,8 +16,7 @@
 //! statement, routines (parameters by value and by `var`, typed
 //! parameters, locals and results, `Result`, recursion to the language's
 //! depth), tapes, and every builtin. Not yet: a tape inside a routine (an
-//! error at its span), an Integer leaf (tapec keeps it an Integer; the
-//! script makes it a Real), a `var` parameter assigned inside a tape.
+//! error at its span).
 //!
 //! How each construct is carried over:
 //! - Globals are the module's globals; the top-level statements run in
@@ -29,7 +28,9 @@
 //! - A `var` parameter is copied in and copied back: the function returns
 //!   the final values of its `var` parameters (after `Result`), and the
 //!   call assigns them to the caller's variables; one not assigned yet goes
-//!   in as `rt.UNSET`.
+//!   in as `rt.UNSET`. The runtime learns which `var` parameter a call
+//!   assigned last (`rt.var_assigned`, `rt.came_back`): called from a
+//!   tape, that value is the tape's result so far, as in tapec.
 //! - `repeat ... until c` is `while _first or not c`, so that `continue`
 //!   still tests the condition.
 //! - A name that Python reserves, or that the script uses itself, gets a
@@ -37,7 +38,8 @@
 //!
 //! A tape is PyTorch's autograd (`rt.tape_open` ... `rt.tape_close`): the
 //! variables the block reads before it assigns them, and the globals the
-//! routines it calls read, become leaves; every value the block assigns is
+//! routines it calls read, become leaves (an Integer leaf a 0-d tensor
+//! that carries its exact value, so that it stays an Integer); every value the block assigns is
 //! kept for `Blame` and is the result so far; `end;` runs `backward()` from
 //! the result; `Blame(x)` reads `x.grad`; `Nudge(x, rate)` steps outside
 //! the graph. A program that calls `CheckBlame` has each tape block as a
@@ -104,6 +106,10 @@ struct Exporter<'a> {
     typed: Vec<(String, TypeName)>,
     /// Inside a routine's body (where a tape is not translated yet).
     in_routine: bool,
+    /// The `var` parameters of the routine being written, in order: an
+    /// assignment to one is reported to the runtime (`rt.var_assigned`),
+    /// since it may be the last assignment of a tape that called it.
+    var_params: Vec<String>,
     /// Inside a `tape` block's own statements: an assignment there is on
     /// the tape and may be its result.
     in_tape: bool,
@@ -126,6 +132,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         repeats: 0,
         typed: Vec::new(),
         in_routine: false,
+        var_params: Vec::new(),
         in_tape: false,
         replays: calls_check_blame(&program.body),
         tapes: 0,
@@ -290,10 +297,17 @@ impl Exporter<'_> {
             self.emit(1, "Result = None", None);
         }
         self.typed = typed;
+        self.var_params = r
+            .params
+            .iter()
+            .filter(|p| p.by_ref)
+            .map(|p| p.name.text.to_string())
+            .collect();
         self.in_routine = true;
         self.block(&r.body, 1)?;
         self.in_routine = false;
         self.typed.clear();
+        self.var_params.clear();
         let mut back: Vec<String> = Vec::new();
         if r.is_function {
             back.push("Result".to_string());
@@ -352,11 +366,14 @@ impl Exporter<'_> {
             StmtKind::Error => return Err(not_yet(stmt.span, "a statement that did not parse")),
             StmtKind::Assign { target, value } => {
                 let value = match self.call_with_var_params(value)? {
+                    // The function's result first, then its `var`
+                    // parameters' values back to the caller's variables;
+                    // the target is assigned last, as in tapec.
                     Some((call, back)) => {
-                        let mut names = vec![py_name(&target.text)];
+                        let mut names = vec!["_result".to_string()];
                         names.extend(back);
                         self.emit(depth, &format!("{} = {call}", names.join(", ")), span);
-                        return Ok(());
+                        "_result".to_string()
                     }
                     None => self.expr(value)?,
                 };
@@ -366,6 +383,8 @@ impl Exporter<'_> {
                 };
                 let value = if self.in_tape {
                     format!("rt.on_tape({value}, {})", py_str(&target.text))
+                } else if let Some(k) = self.var_params.iter().position(|p| **p == *target.text) {
+                    format!("rt.var_assigned({value}, {k})")
                 } else {
                     value
                 };
@@ -525,23 +544,42 @@ impl Exporter<'_> {
             return Ok(None);
         }
         let mut back = Vec::new();
+        let mut names = Vec::new();
+        let mut mine = Vec::new();
         for (p, a) in r.params.iter().zip(args) {
             if p.by_ref
                 && let ExprKind::Name(n) = &a.value.kind
             {
                 back.push(py_name(&n.text));
+                names.push(py_str(&n.text));
+                mine.push(
+                    self.var_params
+                        .iter()
+                        .position(|v| **v == *n.text)
+                        .map_or("None".to_string(), |k| k.to_string()),
+                );
             }
         }
         let call = self.expr(e)?;
+        // What the routine assigned last through a `var` parameter is
+        // assigned last here too: on a tape it is the tape's result so far
+        // (kept for `Blame`); inside a routine, an assignment through the
+        // routine's own `var` parameter that it passed on.
+        let offset = usize::from(r.is_function);
+        let call = if self.in_tape {
+            format!("rt.came_back({call}, {offset}, names=[{}])", names.join(", "))
+        } else if mine.iter().any(|k| k != "None") {
+            format!("rt.came_back({call}, {offset}, mine=[{}])", mine.join(", "))
+        } else {
+            call
+        };
         Ok(Some((call, back)))
     }
 
     fn procedure_call(&mut self, e: &Expr) -> Out<String> {
         if let Some((call, back)) = self.call_with_var_params(e)? {
-            let is_function = self
-                .routines
-                .values()
-                .any(|r| r.is_function && call.starts_with(&py_name(&r.name.text)));
+            let is_function = matches!(&e.kind, ExprKind::Call { name, .. }
+                if self.routines.get(&*name.text).is_some_and(|r| r.is_function));
             let mut names = back;
             if is_function {
                 names.insert(0, "_".to_string());

@@ -267,6 +267,8 @@ def text(v):
         return real(v)
     if isinstance(v, str):
         return v
+    if _integer(v):
+        return str(_int(v))
     if _is_tensor(v) and v.dim() == 0:
         return real(float(v))
     return "\n".join(" ".join(real(x) for x in row) for row in _rows(v))
@@ -275,6 +277,7 @@ def text(v):
 def field(v, width, decimals=None, where=None):
     """A value with Pascal's `:width` and `:width:decimals`; on a matrix the
     specifier applies to each element."""
+    v, width, decimals = _int(v), _int(width), _int(decimals)
     for n in (width, decimals):
         if n is not None and (type(n) is not int or not 0 <= n <= 1000):
             raise TapeError(where, "a field width or decimals must be an Integer from 0 to 1000")
@@ -358,7 +361,9 @@ def int_neg(a, where=None):
 
 
 def int_div(a, b, where=None):
-    """`a div b`: the quotient rounded toward zero, as Pascal's."""
+    """`a div b`: the quotient rounded toward zero, as Pascal's; not
+    recorded, so of recorded Integers too a plain Integer."""
+    a, b = _int(a), _int(b)
     if b == 0:
         raise TapeError(where, "`div` by zero")
     q = abs(a) // abs(b)
@@ -367,6 +372,7 @@ def int_div(a, b, where=None):
 
 def int_mod(a, b, where=None):
     """`a mod b`: the remainder of `div`, with the sign of `a`."""
+    a, b = _int(a), _int(b)
     if b == 0:
         raise TapeError(where, "`mod` by zero")
     r = abs(a) % abs(b)
@@ -403,6 +409,42 @@ def run(program, files=""):
 
 
 MAX_CALL_DEPTH = 1000
+# For each routine running, the position among its `var` parameters of the
+# one it assigned last (None: none yet); and, once a call has returned,
+# that of the call.
+_var_frames = []
+_last_var = [None]
+
+
+def var_assigned(v, k):
+    """An assignment to the running routine's `k`th `var` parameter: `v`."""
+    _var_frames[-1] = k
+    return v
+
+
+def came_back(values, offset, names=None, mine=None):
+    """What a routine with `var` parameters returned (its result first when
+    `offset` is 1, then its `var` parameters' values): the one it assigned
+    last is assigned last by the caller too. Called from a tape's own
+    statements, `names` are the caller's variables, and that value is the
+    tape's result so far (tapec records an assignment through a `var`
+    parameter as the variable's own); called from a routine, `mine` gives
+    each argument's position among the caller's own `var` parameters, so
+    that passing one on and having it assigned counts as assigning it."""
+    count = offset + len(names if names is not None else mine)
+    k = _last_var[0]
+    if k is None:
+        return values
+    if names is not None:
+        value = on_tape(values if count == 1 else values[offset + k], names[k])
+        if count == 1:
+            return value
+        values = list(values)
+        values[offset + k] = value
+        return tuple(values)
+    if mine[k] is not None:
+        _var_frames[-1] = mine[k]
+    return values
 _depth = [0]
 _base = [None]
 
@@ -418,10 +460,12 @@ def routine(name, types=()):
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
             args = [a if t is None else typed(a, t) for a, t in zip(args, types)] + list(args[len(types):])
             _depth[0] += 1
+            _var_frames.append(None)
             try:
                 return body(*args)
             finally:
                 _depth[0] -= 1
+                _last_var[0] = _var_frames.pop()
         call.__name__ = body.__name__
         call.__doc__ = body.__doc__
         return call
@@ -429,14 +473,14 @@ def routine(name, types=()):
 
 
 def _kind(v):
+    if _integer(v):
+        return "an Integer"
     if _is_tensor(v) and v.dim() == 0:
         return "a Real"
     if _is_matrix(v):
         return "a %d×%d matrix" % tuple(v.shape)
     if type(v) is bool:
         return "a Boolean"
-    if type(v) is int:
-        return "an Integer"
     if type(v) is float:
         return "a Real"
     if type(v) is str:
@@ -451,6 +495,7 @@ def truth(v, where=None):
 
 
 def bound(v, where=None):
+    v = _int(v)
     if type(v) is not int:
         raise TapeError(where, f"a `for` bound must be an Integer, not {_kind(v)}")
     return v
@@ -462,8 +507,12 @@ def typed(v, kind, where=None):
     passes."""
     if v is UNSET:
         return v
+    if kind == "Integer" and _integer(v):
+        return v
     if kind == "Real" and type(v) is int:
         return float(v)
+    if kind == "Real" and _integer(v):
+        return v * 1.0  # a Real now, still on the tape
     if kind == "Real" and _number(v):
         return v
     if kind == "Matrix" and _is_matrix(v):
@@ -485,6 +534,37 @@ def _number(v):
 
 def _is_matrix(v):
     return _is_tensor(v) and v.dim() == 2
+
+
+# An Integer read inside a tape is recorded, as in tapec: its value stays
+# an exact Integer and it gets a Real blame. In the script it is a 0-d
+# tensor (which carries the blame) with the exact value beside it, `_int`.
+
+def _integer(v):
+    """Whether `v` is an Integer: a plain int, or one recorded on a tape."""
+    return type(v) is int or (_is_tensor(v) and getattr(v, "_int", None) is not None)
+
+
+def _int(v):
+    """An Integer's exact value (a recorded one's `_int`); anything else as
+    it is. Where the language takes an Integer's value only (a bound, an
+    index, a size), this is what is used."""
+    n = getattr(v, "_int", None) if _is_tensor(v) else None
+    return v if n is None else n
+
+
+def _recorded_int(t, n):
+    """`t`, the tensor of an Integer on a tape, carrying its exact value `n`."""
+    t._int = n
+    return t
+
+
+def _int_result(a, b, n, f):
+    """`a op b` of two Integers whose exact value is `n`: an Integer, and
+    where either side is recorded, recorded too (`f` on the tensors)."""
+    if type(a) is int and type(b) is int:
+        return n
+    return _recorded_int(f(_as_operand(a), _as_operand(b)), n)
 
 
 def _arith(a, b):
@@ -511,8 +591,8 @@ def _real(x, where, what):
 def add(a, b, where=None):
     if _is_matrix(a) or _is_matrix(b):
         return _elementwise(a, b, where, "add", lambda x, y: x + y, "`+`")
-    if type(a) is int and type(b) is int:
-        return int_add(a, b, where)
+    if _integer(a) and _integer(b):
+        return _int_result(a, b, int_add(_int(a), _int(b), where), lambda x, y: x + y)
     if type(a) is str and type(b) is str:
         return a + b
     if _number(a) and _number(b):
@@ -525,8 +605,8 @@ def add(a, b, where=None):
 def sub(a, b, where=None):
     if _is_matrix(a) or _is_matrix(b):
         return _elementwise(a, b, where, "subtract", lambda x, y: x - y, "`-`")
-    if type(a) is int and type(b) is int:
-        return int_sub(a, b, where)
+    if _integer(a) and _integer(b):
+        return _int_result(a, b, int_sub(_int(a), _int(b), where), lambda x, y: x - y)
     if _number(a) and _number(b):
         if _arith(a, b):
             return _checked(a - b, where, "`-`")
@@ -547,8 +627,8 @@ def mul(a, b, where=None):
         if not (_number(a) or _is_matrix(a)) or not (_number(b) or _is_matrix(b)):
             raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
         return _checked(_as_operand(a) * _as_operand(b), where, "`*`")
-    if type(a) is int and type(b) is int:
-        return int_mul(a, b, where)
+    if _integer(a) and _integer(b):
+        return _int_result(a, b, int_mul(_int(a), _int(b), where), lambda x, y: x * y)
     if _number(a) and _number(b):
         if _arith(a, b):
             return _checked(a * b, where, "`*`")
@@ -572,8 +652,8 @@ def divide(a, b, where=None):
 
 
 def neg(a, where=None):
-    if type(a) is int:
-        return int_neg(a, where)
+    if _integer(a):
+        return _int_result(a, 0, int_neg(_int(a), where), lambda x, _: -x)
     if type(a) is float or _number(a) or _is_matrix(a):
         return -a
     raise TapeError(where, f"cannot negate {_kind(a)}")
@@ -584,6 +664,8 @@ def not_(a, where=None):
 
 
 def _compare(a, b, where, symbol):
+    if _integer(a) and _integer(b):
+        return _int(a), _int(b)
     if _number(a) and _number(b):
         return float(a), float(b)  # a Real on a tape compares by its value
     if type(a) is type(b) and type(a) in (str, bool):
@@ -657,6 +739,7 @@ def _whole(x, where, name):
 
 def round_(x, where=None):
     """`Round`: to the nearest whole number, halves away from zero."""
+    x = _int(x)
     if type(x) is int:
         return x
     r = math.trunc(x) if math.isfinite(x) else x
@@ -666,18 +749,21 @@ def round_(x, where=None):
 
 
 def trunc(x, where=None):
+    x = _int(x)
     if type(x) is int:
         return x
     return _whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc")
 
 
 def min_(a, b, where=None):
+    a, b = _int(a), _int(b)
     if type(a) is int and type(b) is int:
         return min(a, b)
     return float(b) if float(b) < float(a) else float(a)
 
 
 def max_(a, b, where=None):
+    a, b = _int(a), _int(b)
     if type(a) is int and type(b) is int:
         return max(a, b)
     return float(b) if float(b) > float(a) else float(a)
@@ -688,10 +774,11 @@ def length(s, where=None):
 
 
 def seed(n, where=None):
-    _rng.seed(n)
+    _rng.seed(_int(n))
 
 
 def rand_int(lo, hi, where=None):
+    lo, hi = _int(lo), _int(hi)
     if lo > hi:
         raise TapeError(where, f"RandInt({lo}, {hi}): the lowest value is above the highest")
     return _rng.int_in(lo, hi)
@@ -702,6 +789,7 @@ def param_count(where=None):
 
 
 def param_str(i, where=None):
+    i = _int(i)
     if not 0 <= i < len(sys.argv):
         raise TapeError(where, f"ParamStr({i}): there is no argument {i}")
     return sys.argv[i]
@@ -800,10 +888,15 @@ def leaves(values, names):
     import torch
     out = []
     for v, name in zip(values, names):
-        if type(v) in (int, float):
-            v = torch.tensor(float(v), **_made_as(), requires_grad=True)
+        if type(v) is int:
+            v = _recorded_int(torch.tensor(float(v), **_made_as(), requires_grad=True), v)
+        elif type(v) is float:
+            v = torch.tensor(v, **_made_as(), requires_grad=True)
         elif _is_tensor(v):
+            n = getattr(v, "_int", None)
             v = v.detach().clone().requires_grad_(True)
+            if n is not None:
+                _recorded_int(v, n)
         else:
             out.append(v)
             continue
@@ -823,8 +916,10 @@ def on_tape(v, name=None):
             v = value
         _replay_result[0] = v
         return v
-    if type(v) in (int, float):
-        v = torch.tensor(float(v), **_made_as())
+    if type(v) is int:
+        v = _recorded_int(torch.tensor(float(v), **_made_as()), v)
+    elif type(v) is float:
+        v = torch.tensor(v, **_made_as())
     if _is_tensor(v):
         # A value made of no leaf is recorded too, and gets its blame.
         if v.grad_fn is None and not v.requires_grad:
@@ -1047,6 +1142,7 @@ def matrix(rows, where=None):
 
 
 def _index(n, count, what, where=None):
+    n = _int(n)
     if type(n) is not int:
         raise TapeError(where, f"a {what} number must be an Integer, not {_kind(n)}")
     if n == 0:
@@ -1126,10 +1222,15 @@ def hadamard(a, b, where=None):
     return _elementwise(a, b, where, "multiply elementwise", lambda x, y: x * y, "Hadamard")
 
 
-def _unary(name, on_tensor, on_number):
+def _unary(name, on_tensor, on_number, keeps_integers=False):
+    """A recorded function of a number or a matrix; with `keeps_integers`
+    (Abs, Sqr) an Integer's result is an Integer, recorded if it was."""
     def f(x, where=None):
         if _is_tensor(x):
-            return _checked(on_tensor(x), where, name)
+            t = _checked(on_tensor(x), where, name)
+            if keeps_integers and _integer(x):
+                return _recorded_int(t, on_number(_int(x), where))
+            return t
         return on_number(x, where)
     return f
 
@@ -1140,8 +1241,8 @@ relu = _unary("ReLU", lambda t: t.relu(), lambda x, w: max(float(x), 0.0))
 exp = _unary("Exp", lambda t: t.exp(), exp)
 log_ = _unary("Log", lambda t: t.log(), log_)
 sqrt = _unary("Sqrt", lambda t: t.sqrt(), sqrt)
-abs_ = _unary("Abs", lambda t: t.abs(), abs_)
-sqr = _unary("Sqr", lambda t: t * t, sqr)
+abs_ = _unary("Abs", lambda t: t.abs(), abs_, keeps_integers=True)
+sqr = _unary("Sqr", lambda t: t * t, sqr, keeps_integers=True)
 
 
 def row(m, i, where=None):
@@ -1168,46 +1269,49 @@ MAX_ELEMENTS = 1 << 28
 
 
 def _size(rows, cols, where=None):
+    """A matrix's size, checked: its rows and columns as plain ints."""
+    rows, cols = _int(rows), _int(cols)
     for n in (rows, cols):
         if type(n) is not int or n < 1:
             raise TapeError(where, "a matrix has at least one row and one column")
     if rows * cols > MAX_ELEMENTS:
         raise TapeError(where, f"a {rows}×{cols} matrix is too large")
+    return rows, cols
 
 
 def zeros(r, c, where=None):
-    _size(r, c, where)
+    r, c = _size(r, c, where)
     return _torch().zeros((r, c), **_made_as())
 
 
 def ones(r, c, where=None):
-    _size(r, c, where)
+    r, c = _size(r, c, where)
     return _torch().ones((r, c), **_made_as())
 
 
 def fill(r, c, x, where=None):
-    _size(r, c, where)
+    r, c = _size(r, c, where)
     return _torch().full((r, c), float(x), **_made_as())
 
 
 def eye(n, where=None):
-    _size(n, n, where)
+    n, _ = _size(n, n, where)
     return _torch().eye(n, **_made_as())
 
 
 def causal_mask(n, where=None):
-    _size(n, n, where)
+    n, _ = _size(n, n, where)
     torch = _torch()
     return torch.triu(torch.full((n, n), -math.inf, **_made_as()), diagonal=1)
 
 
 def randn(r, c, where=None):
-    _size(r, c, where)
+    r, c = _size(r, c, where)
     return _torch().tensor([[_rng.normal() for _ in range(c)] for _ in range(r)], **_made_as())
 
 
 def random(r, c, where=None):
-    _size(r, c, where)
+    r, c = _size(r, c, where)
     return _torch().tensor([[_rng.uniform() for _ in range(c)] for _ in range(r)], **_made_as())
 
 
@@ -1234,6 +1338,7 @@ def _ids(m, limit, where, name, what):
 
 
 def power(a, p, where=None):
+    p = _int(p)
     if not _number(p) or _is_tensor(p):
         raise TapeError(where, f"Power's exponent is a number, not {_kind(p)}")
     if _is_tensor(a):
@@ -1273,6 +1378,7 @@ def cross_entropy(logits, targets, where=None):
 
 
 def _range(m, first, count, size, what, where, name):
+    first, count = _int(first), _int(count)
     if type(first) is not int or type(count) is not int:
         raise TapeError(where, f"{name} takes Integers for where to start and how many")
     if count < 1 or first < 1 or first + count - 1 > size:
@@ -1509,6 +1615,8 @@ def _replay(tape, name, value):
     for key, v in kept.items():
         if _is_tensor(v) and v.is_floating_point():
             scope[key] = v.double()
+            if _integer(v) and scope[key] is not v:
+                _recorded_int(scope[key], v._int)
     if name in scope:
         scope[name] = value
     _replaying[0] = (name, value)
