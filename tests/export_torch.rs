@@ -12,12 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Programs whose scripts do not print what tapec prints yet, and why.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "plot.tape",
-        "Plot with no path draws braille on stdout in tapec, matplotlib in the script",
-    ),
-];
+const NOT_YET: &[(&str, &str)] = &[(
+    "plot.tape",
+    "Plot with no path draws braille on stdout in tapec, matplotlib in the script",
+)];
 
 /// A Python that imports torch, if there is one.
 fn python_with_torch() -> Option<PathBuf> {

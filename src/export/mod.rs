@@ -567,7 +567,10 @@ impl Exporter<'_> {
         // routine's own `var` parameter that it passed on.
         let offset = usize::from(r.is_function);
         let call = if self.in_tape {
-            format!("rt.came_back({call}, {offset}, names=[{}])", names.join(", "))
+            format!(
+                "rt.came_back({call}, {offset}, names=[{}])",
+                names.join(", ")
+            )
         } else if mine.iter().any(|k| k != "None") {
             format!("rt.came_back({call}, {offset}, mine=[{}])", mine.join(", "))
         } else {

@@ -42,7 +42,8 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
 /// by 1024 columns or more.
 ///
 /// A product of up to 32Ki multiply-adds and a depth up to 64 runs
-/// in `small`'s kernel where the CPU has AVX-512, with the same bits.
+/// in `small`'s kernels where the CPU has AVX-512 or AVX2 with FMA, with the
+/// same bits.
 pub fn product_on(a: ArrayView2<f64>, b: ArrayView2<f64>, threads: usize) -> Array2<f64> {
     product_split_from(a, b, threads, SPLIT_FROM)
 }
@@ -295,9 +296,13 @@ mod tests {
 
     /// Every small shape, with either side plain or transposed and with
     /// zeros of both signs, infinities and NaNs among the numbers: the same
-    /// bits as one whole call of `faer` (a NaN as a NaN).
+    /// bits as one whole call of `faer` (a NaN as a NaN), through `product`
+    /// and through each small kernel this CPU has (AVX-512 and AVX2 both,
+    /// on a CPU with AVX-512).
     #[test]
     fn small_products_give_the_bits_of_one_call() {
+        let kernels = small::kernels_here();
+        eprintln!("small kernels on this CPU: {kernels:?}");
         let special = [
             0.0,
             -0.0,
@@ -336,13 +341,21 @@ mod tests {
                     let b_t = stored_transposed(&b);
                     for left in [a.view(), a_t.t()] {
                         for right in [b.view(), b_t.t()] {
-                            let got = product(left, right);
                             let want = whole(left, right);
-                            for (x, y) in got.iter().zip(&want) {
-                                assert!(
-                                    x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-                                    "{m}×{k}×{n}: {x:e} against {y:e}"
-                                );
+                            // `product`, and each small kernel this CPU has.
+                            let mut results = vec![product(left, right)];
+                            results.extend(
+                                kernels.iter().filter_map(|&kernel| {
+                                    small::product_with(&left, &right, kernel)
+                                }),
+                            );
+                            for got in &results {
+                                for (x, y) in got.iter().zip(&want) {
+                                    assert!(
+                                        x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                                        "{m}×{k}×{n}: {x:e} against {y:e}"
+                                    );
+                                }
                             }
                         }
                     }

@@ -1,5 +1,6 @@
-//! Products of small matrices, written out for AVX-512: the forward
-//! products and the blame rules' products of the course's smallest models.
+//! Products of small matrices, written out for AVX-512 and for AVX2 with
+//! FMA: the forward products and the blame rules' products of the course's
+//! smallest models.
 //!
 //! At those sizes a product is a few thousand multiply-adds, and `faer`
 //! spends about as long choosing and setting up its kernel as the kernel
@@ -7,7 +8,11 @@
 //! registers while the depth is walked once, each step reading one row of
 //! the right side; a right side stored column by column (a transposed
 //! weight, as the left side's blame rule reads it) is first copied row by
-//! row, eight by eight through registers.
+//! row, eight by eight through registers. Without AVX-512, four rows and
+//! eight columns (two AVX2 registers of four) sit in registers, and a right
+//! side stored column by column is copied four by four. Either
+//! way each element is the same chain of fused multiply-adds, so the two
+//! give the same bits.
 //!
 //! Each element is the sum `faer` forms, bit for bit: one fused multiply
 //! -add per step of the depth, in order; `faer` does not split a sum of up
@@ -34,11 +39,60 @@ const FIRST_PRODUCT_MOST: usize = 16 * 16 * 16;
 #[cfg(target_arch = "x86_64")]
 const FIRST_PRODUCT_DEEPEST: usize = 16;
 
+/// The instructions a small product is done with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kernel {
+    Avx512,
+    Avx2,
+}
+
+/// The best kernel this CPU has, if any.
+fn kernel() -> Option<Kernel> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            return Some(Kernel::Avx512);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            return Some(Kernel::Avx2);
+        }
+    }
+    None
+}
+
+/// Every kernel this CPU has, for the tests.
+#[cfg(test)]
+pub(super) fn kernels_here() -> Vec<Kernel> {
+    let mut here = Vec::new();
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            here.push(Kernel::Avx512);
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
+            here.push(Kernel::Avx2);
+        }
+    }
+    here
+}
+
 /// `a · b`, if it is small, `b`'s rows or its columns are each in one
-/// piece of memory, and this CPU has AVX-512F; `None` otherwise, and then
-/// `faer` does it. Products with a single row, column or step of depth are
-/// left to `faer` too, which takes other paths for them.
+/// piece of memory, and this CPU has AVX-512F or AVX2 with FMA; `None`
+/// otherwise, and then `faer` does it. Products with a single row, column
+/// or step of depth are left to `faer` too, which takes other paths for
+/// them.
 pub fn product(a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> Option<Array2<f64>> {
+    product_with(a, b, kernel()?)
+}
+
+/// [`product`] with `kernel`, which the CPU must have.
+pub(super) fn product_with(
+    a: &ArrayView2<f64>,
+    b: &ArrayView2<f64>,
+    kernel: Kernel,
+) -> Option<Array2<f64>> {
     let (m, k) = a.dim();
     let n = b.ncols();
     let fits = m >= 2 && n >= 2 && (2..=DEEPEST).contains(&k) && m * k * n <= MOST;
@@ -47,7 +101,43 @@ pub fn product(a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> Option<Array2<f64>> 
         return None;
     }
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
+    if kernel == Kernel::Avx2 {
+        assert!(
+            std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+        );
+        let packed: Vec<f64>;
+        let (b_ptr, b_rows) = if b_cols == 1 {
+            (b.as_ptr(), b_rows)
+        } else {
+            // SAFETY: the CPU has AVX2; `b` is a valid k×n view with row
+            // stride 1 and column stride `b_cols`.
+            packed = unsafe { rows_of_columns_avx2(b.as_ptr(), k, n, b_cols) };
+            (packed.as_ptr(), n as isize)
+        };
+        let mut out = Array2::<f64>::uninit((m, n));
+        let whole = Block {
+            k,
+            a: a.as_ptr(),
+            a_rows: a.strides()[0],
+            a_cols: a.strides()[1],
+            b: b_ptr,
+            b_rows,
+            out: out.as_mut_ptr().cast::<f64>(),
+            out_rows: n,
+            masks: [0xff; 2],
+            from_first: k <= FIRST_PRODUCT_DEEPEST && m * k * n <= FIRST_PRODUCT_MOST,
+        };
+        // SAFETY: the CPU has AVX2 and FMA, asserted just above; the
+        // matrices are as for the AVX-512 kernel below.
+        unsafe {
+            product_avx2(m, n, &whole);
+            return Some(out.assume_init());
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    if kernel == Kernel::Avx512 {
+        assert!(std::arch::is_x86_feature_detected!("avx512f"));
         // A right side stored column by column is copied row by row first.
         let packed: Vec<f64>;
         let (b_ptr, b_rows) = if b_cols == 1 {
@@ -204,6 +294,102 @@ unsafe fn product_avx512(m: usize, n: usize, whole: &Block) {
     }
 }
 
+/// [`rows_of_columns`] with AVX2: four by four through registers, the
+/// ragged edges one by one.
+///
+/// # Safety
+/// The CPU has AVX2; `b` holds such a matrix.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows_of_columns_avx2(b: *const f64, k: usize, n: usize, columns: isize) -> Vec<f64> {
+    use std::arch::x86_64::*;
+    let mut out = Vec::<f64>::with_capacity(k * n);
+    let to = out.as_mut_ptr();
+    let at = |p: usize, j: usize| b.wrapping_offset(j as isize * columns + p as isize);
+    let (k4, n4) = (k / 4 * 4, n / 4 * 4);
+    for j in (0..n4).step_by(4) {
+        for p in (0..k4).step_by(4) {
+            // r[c] = elements p..p + 4 of column j + c.
+            // SAFETY: rows p..p + 4 of columns j..j + 4 are in the matrix.
+            let r: [__m256d; 4] = std::array::from_fn(|c| unsafe { _mm256_loadu_pd(at(p, j + c)) });
+            // Pairs of columns interleaved, then their halves exchanged:
+            // row q holds element q of each of the four columns.
+            let (even01, odd01) = (
+                _mm256_unpacklo_pd(r[0], r[1]),
+                _mm256_unpackhi_pd(r[0], r[1]),
+            );
+            let (even23, odd23) = (
+                _mm256_unpacklo_pd(r[2], r[3]),
+                _mm256_unpackhi_pd(r[2], r[3]),
+            );
+            let rows = [
+                _mm256_permute2f128_pd::<0x20>(even01, even23),
+                _mm256_permute2f128_pd::<0x20>(odd01, odd23),
+                _mm256_permute2f128_pd::<0x31>(even01, even23),
+                _mm256_permute2f128_pd::<0x31>(odd01, odd23),
+            ];
+            for (q, row) in rows.into_iter().enumerate() {
+                // SAFETY: row p + q, columns j..j + 4 of the k×n output.
+                unsafe { _mm256_storeu_pd(to.add((p + q) * n + j), row) };
+            }
+        }
+    }
+    for p in 0..k {
+        let columns = if p < k4 { n4..n } else { 0..n };
+        for j in columns {
+            // SAFETY: element (p, j) of both.
+            unsafe { to.add(p * n + j).write(*at(p, j)) };
+        }
+    }
+    // SAFETY: every element of the k×n output was written above.
+    unsafe { out.set_len(k * n) };
+    out
+}
+
+/// The m×n product that `whole` describes (its masks are not read), in
+/// blocks of four rows (fewer in the last) by eight columns (fewer, masked,
+/// in the last).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; otherwise as for [`product_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn product_avx2(m: usize, n: usize, whole: &Block) {
+    let mut col = 0;
+    while col < n {
+        let left = n - col;
+        let mut row = 0;
+        while row < m {
+            let block = Block {
+                a: whole.a.wrapping_offset(row as isize * whole.a_rows),
+                b: whole.b.wrapping_add(col),
+                out: whole.out.wrapping_add(row * n + col),
+                masks: [lanes(left), lanes(left.saturating_sub(4))],
+                ..*whole
+            };
+            // SAFETY: as in `product_avx512`, with halves of four lanes.
+            unsafe {
+                match (m - row, left >= 8, left > 4) {
+                    (1, true, _) => block.run_avx2::<1, 2, true>(),
+                    (2, true, _) => block.run_avx2::<2, 2, true>(),
+                    (3, true, _) => block.run_avx2::<3, 2, true>(),
+                    (_, true, _) => block.run_avx2::<4, 2, true>(),
+                    (1, false, false) => block.run_avx2::<1, 1, false>(),
+                    (2, false, false) => block.run_avx2::<2, 1, false>(),
+                    (3, false, false) => block.run_avx2::<3, 1, false>(),
+                    (_, false, false) => block.run_avx2::<4, 1, false>(),
+                    (1, false, true) => block.run_avx2::<1, 2, false>(),
+                    (2, false, true) => block.run_avx2::<2, 2, false>(),
+                    (3, false, true) => block.run_avx2::<3, 2, false>(),
+                    (_, false, true) => block.run_avx2::<4, 2, false>(),
+                }
+            }
+            row += 4;
+        }
+        col += 8;
+    }
+}
+
 /// The mask of the first `count` of eight lanes (all of them from eight).
 #[cfg(target_arch = "x86_64")]
 fn lanes(count: usize) -> u8 {
@@ -282,6 +468,76 @@ impl Block {
             for (h, s) in sum.iter().enumerate() {
                 // SAFETY: masked-off lanes are not written.
                 unsafe { _mm512_mask_storeu_pd(out_row.wrapping_add(8 * h), self.masks[h], *s) };
+            }
+        }
+    }
+
+    /// [`Block::run`] with AVX2: `HALVES` halves of four columns, whose
+    /// lanes the low four bits of each of `masks` give; when `FULL`, every
+    /// lane of both halves, which are then read and written whole (AVX2's
+    /// masked stores are slow on some CPUs).
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and FMA; otherwise as for [`Block::run`].
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_avx2<const ROWS: usize, const HALVES: usize, const FULL: bool>(&self) {
+        use std::arch::x86_64::*;
+        // A lane is loaded and stored where its mask's top bit is set.
+        let lane_mask = |bits: u8| {
+            let on = |i: u8| if bits & (1 << i) != 0 { -1 } else { 0 };
+            _mm256_set_epi64x(on(3), on(2), on(1), on(0))
+        };
+        let masks: [__m256i; HALVES] = std::array::from_fn(|h| lane_mask(self.masks[h]));
+        let mut sums = [[_mm256_setzero_pd(); HALVES]; ROWS];
+        let b_row = |p: usize| {
+            let row = self.b.wrapping_offset(p as isize * self.b_rows);
+            // SAFETY: masked-off lanes are neither read nor faulted on;
+            // when FULL, every lane is in the matrix.
+            std::array::from_fn::<_, HALVES, _>(|h| unsafe {
+                if FULL {
+                    _mm256_loadu_pd(row.wrapping_add(4 * h))
+                } else {
+                    _mm256_maskload_pd(row.wrapping_add(4 * h), masks[h])
+                }
+            })
+        };
+        let a_at = |r: usize, p: usize| {
+            let at = r as isize * self.a_rows + p as isize * self.a_cols;
+            // SAFETY: row r < ROWS and step p < k of `a` are in it.
+            _mm256_set1_pd(unsafe { *self.a.wrapping_offset(at) })
+        };
+        let mut from = 0;
+        if self.from_first {
+            let b = b_row(0);
+            for (r, sum) in sums.iter_mut().enumerate() {
+                let x = a_at(r, 0);
+                for (s, b) in sum.iter_mut().zip(&b) {
+                    *s = _mm256_mul_pd(x, *b);
+                }
+            }
+            from = 1;
+        }
+        for p in from..self.k {
+            let b = b_row(p);
+            for (r, sum) in sums.iter_mut().enumerate() {
+                let x = a_at(r, p);
+                for (s, b) in sum.iter_mut().zip(&b) {
+                    *s = _mm256_fmadd_pd(x, *b, *s);
+                }
+            }
+        }
+        for (r, sum) in sums.iter().enumerate() {
+            let out_row = self.out.wrapping_add(r * self.out_rows);
+            for (h, s) in sum.iter().enumerate() {
+                // SAFETY: masked-off lanes are not written; when FULL,
+                // every lane is in the matrix.
+                unsafe {
+                    if FULL {
+                        _mm256_storeu_pd(out_row.wrapping_add(4 * h), *s);
+                    } else {
+                        _mm256_maskstore_pd(out_row.wrapping_add(4 * h), masks[h], *s);
+                    }
+                }
             }
         }
     }
