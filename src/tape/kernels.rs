@@ -239,9 +239,31 @@ fn bound_portable(xs: &[f64]) -> Option<f64> {
     finite.then(|| bigs.iter().fold(tail_big, |m, b| m.max(*b)))
 }
 
+/// The fewest elements from which an elementwise pass is split in two
+/// halves, one on each of two threads: 64Ki, a 128×512 matrix.
+const HALVES_FROM: usize = 1 << 16;
+
+/// Runs `f` on `out` and `xs` (the same length) whole, or, when they are
+/// long and the caller runs in a pool of two threads or more, on their
+/// two halves at once. Each element is computed alone, so the bits are
+/// the same either way.
+fn by_halves<T: Send, U: Sync>(out: &mut [T], xs: &[U], f: impl Fn(&mut [T], &[U]) + Sync) {
+    if out.len() < HALVES_FROM || crate::threads::in_pool() < 2 {
+        return f(out, xs);
+    }
+    let middle = out.len() / 2;
+    let (out_low, out_high) = out.split_at_mut(middle);
+    let (xs_low, xs_high) = xs.split_at(middle);
+    rayon::join(|| f(out_low, xs_low), || f(out_high, xs_high));
+}
+
+/// `x -= rate * g` for each element and its blame: `Nudge` in place.
+pub fn step_down(xs: &mut [f64], gs: &[f64], rate: f64) {
+    by_halves(xs, gs, |xs, gs| step_down_best(xs, gs, rate));
+}
+
 best_simd! {
-    /// `x -= rate * g` for each element and its blame: `Nudge` in place.
-    pub fn step_down(xs: &mut [f64], gs: &[f64], rate: f64) = step_down_portable;
+    fn step_down_best(xs: &mut [f64], gs: &[f64], rate: f64) = step_down_portable;
 }
 
 #[inline(always)]
@@ -336,7 +358,9 @@ best_simd! {
 /// (not zeroed first).
 pub fn tanh_slice(xs: &[f64]) -> Vec<f64> {
     let mut out = Vec::with_capacity(xs.len());
-    tanh_into(xs, &mut out.spare_capacity_mut()[..xs.len()]);
+    by_halves(&mut out.spare_capacity_mut()[..xs.len()], xs, |out, xs| {
+        tanh_into(xs, out);
+    });
     // SAFETY: `tanh_into` wrote all `xs.len()` elements.
     unsafe { out.set_len(xs.len()) };
     out
@@ -345,6 +369,39 @@ pub fn tanh_slice(xs: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Nudge`'s step and tanh of slices long enough to be split, and of
+    /// odd lengths around the split's limit, in a pool of two threads:
+    /// the same bits as on one.
+    #[test]
+    fn passes_split_in_halves_keep_every_bit() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for n in [
+            HALVES_FROM - 1,
+            HALVES_FROM,
+            HALVES_FROM + 1,
+            3 * HALVES_FROM + 7,
+        ] {
+            let xs: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 1000) as f64 / 97.0 - 5.0)
+                .collect();
+            let gs: Vec<f64> = (0..n)
+                .map(|i| ((i * 104_729) % 777) as f64 / 13.0 - 30.0)
+                .collect();
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let mut one = xs.clone();
+            step_down(&mut one, &gs, 0.05);
+            let mut two = xs.clone();
+            pool.install(|| step_down(&mut two, &gs, 0.05));
+            assert_eq!(bits(&one), bits(&two), "step_down of {n}");
+            let (one, two) = (tanh_slice(&xs), pool.install(|| tanh_slice(&xs)));
+            assert_eq!(bits(&one), bits(&two), "tanh of {n}");
+            assert_eq!(one.len(), n);
+        }
+    }
 
     fn ulps(a: f64, b: f64) -> u64 {
         (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs()
