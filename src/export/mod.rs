@@ -15,8 +15,9 @@
 //! the script's `--dtype float32`), every
 //! statement, routines (parameters by value and by `var`, typed
 //! parameters, locals and results, `Result`, recursion to the language's
-//! depth), tapes, and every builtin. Not yet: a tape inside a routine (an
-//! error at its span).
+//! depth), tapes (inside routines too), and every builtin. Not yet: a tape
+//! inside a routine of a program that calls `CheckBlame` (an error at its
+//! span).
 //!
 //! How each construct is carried over:
 //! - Globals are the module's globals; the top-level statements run in
@@ -110,6 +111,10 @@ struct Exporter<'a> {
     /// assignment to one is reported to the runtime (`rt.var_assigned`),
     /// since it may be the last assignment of a tape that called it.
     var_params: Vec<String>,
+    /// The names the routine being written owns (its parameters, locals,
+    /// `Result` and what it assigns): Python's locals of its function.
+    /// Any other name it reads is a global.
+    own: Vec<String>,
     /// Inside a `tape` block's own statements: an assignment there is on
     /// the tape and may be its result.
     in_tape: bool,
@@ -133,6 +138,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         typed: Vec::new(),
         in_routine: false,
         var_params: Vec::new(),
+        own: Vec::new(),
         in_tape: false,
         replays: calls_check_blame(&program.body),
         tapes: 0,
@@ -303,11 +309,17 @@ impl Exporter<'_> {
             .filter(|p| p.by_ref)
             .map(|p| p.name.text.to_string())
             .collect();
+        self.own = r.params.iter().map(|p| p.name.text.to_string()).collect();
+        self.own
+            .extend(r.locals.iter().map(|d| d.name.text.to_string()));
+        self.own.push("Result".to_string());
+        assigned(&r.body, &self.routines, &mut self.own);
         self.in_routine = true;
         self.block(&r.body, 1)?;
         self.in_routine = false;
         self.typed.clear();
         self.var_params.clear();
+        self.own.clear();
         let mut back: Vec<String> = Vec::new();
         if r.is_function {
             back.push("Result".to_string());
@@ -383,10 +395,12 @@ impl Exporter<'_> {
                 };
                 let value = if self.in_tape {
                     format!("rt.on_tape({value}, {})", py_str(&target.text))
-                } else if let Some(k) = self.var_params.iter().position(|p| **p == *target.text) {
-                    format!("rt.var_assigned({value}, {k})")
                 } else {
                     value
+                };
+                let value = match self.var_params.iter().position(|p| **p == *target.text) {
+                    Some(k) => format!("rt.var_assigned({value}, {k})"),
+                    None => value,
                 };
                 self.emit(depth, &format!("{} = {value}", py_name(&target.text)), span);
             }
@@ -465,13 +479,37 @@ impl Exporter<'_> {
                 self.block(body, depth + 1)?;
             }
             StmtKind::Tape { body, end } => {
-                if self.in_routine {
-                    return Err(not_yet(stmt.span, "a `tape` block inside a routine"));
+                if self.in_routine && self.replays {
+                    return Err(not_yet(
+                        stmt.span,
+                        "a `tape` block inside a routine in a program that calls `CheckBlame`",
+                    ));
                 }
                 self.emit(depth, "rt.tape_open()", span);
                 let mut leaves = Vec::new();
                 let mut set = Vec::new();
                 first_reads(body, &self.routines, &mut set, &mut leaves);
+                // Inside a routine, a leaf it does not own is a global: it
+                // is made a leaf where it lives, so that the routine's reads
+                // and a later `Blame` of it find the leaf.
+                let (globals, leaves): (Vec<String>, Vec<String>) = if self.in_routine {
+                    leaves.into_iter().partition(|n| !self.own.contains(n))
+                } else {
+                    (Vec::new(), leaves)
+                };
+                if !globals.is_empty() {
+                    let names: Vec<String> = globals.iter().map(|n| py_str(&py_name(n))).collect();
+                    let quoted: Vec<String> = globals.iter().map(|n| py_str(n)).collect();
+                    self.emit(
+                        depth,
+                        &format!(
+                            "rt.global_leaves(globals(), [{}], [{}])",
+                            names.join(", "),
+                            quoted.join(", ")
+                        ),
+                        None,
+                    );
+                }
                 if !leaves.is_empty() {
                     let names: Vec<String> = leaves.iter().map(|n| py_name(n)).collect();
                     let quoted: Vec<String> = leaves.iter().map(|n| py_str(n)).collect();

@@ -905,6 +905,17 @@ def leaves(values, names):
     return out
 
 
+def global_leaves(scope, keys, names):
+    """The globals that a tape inside a routine reads before it assigns
+    them: each made a leaf where it lives, in `scope` (the module's
+    globals, under the script's names `keys`), so that the routine's reads
+    and a later `Blame` of it find the leaf."""
+    values = leaves([scope.get(k, UNSET) for k in keys], names)
+    for k, v in zip(keys, values):
+        if v is not UNSET:
+            scope[k] = v
+
+
 def on_tape(v, name=None):
     """A value the tape's own statement assigned to `name`: kept for
     `Blame`, and the tape's result so far. While `CheckBlame` replays the
