@@ -101,6 +101,7 @@ impl Repl {
     pub fn new(out: fn() -> Box<dyn Write>, err: Box<dyn Write>, color: bool) -> Repl {
         let mut interp = Interpreter::new(out());
         interp.params = vec!["repl".to_string()];
+        interp.paths_from = "the folder tapec was started in";
         Repl {
             interp,
             sources: SourceMap::default(),
@@ -850,7 +851,25 @@ impl Repl {
                                 let text = self.sources.text(id).to_string();
                                 let (program, errors) = parse(&text, id);
                                 if errors.is_empty() {
+                                    // The file's paths start at its folder,
+                                    // as under `tapec run`.
+                                    let folder =
+                                        path.parent().map(PathBuf::from).unwrap_or_default();
+                                    let base = std::mem::replace(
+                                        &mut self.interp.base_dir,
+                                        if folder.as_os_str().is_empty() {
+                                            PathBuf::from(".")
+                                        } else {
+                                            folder
+                                        },
+                                    );
+                                    let from = std::mem::replace(
+                                        &mut self.interp.paths_from,
+                                        "the loaded file's folder",
+                                    );
                                     self.run_entry(&program);
+                                    self.interp.base_dir = base;
+                                    self.interp.paths_from = from;
                                 } else {
                                     self.report_all(&errors);
                                 }

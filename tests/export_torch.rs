@@ -136,6 +136,11 @@ fn exported_programs_on_pytorch_print_what_tapec_prints() {
         let (out, err, status) = run_script(&python, &script, &args);
         assert_eq!(want, out, "{name}; the script's stderr:\n{err}");
         assert_eq!(status, Some(code), "{name}: exit status");
+        // Nothing from Python or PyTorch itself: no warning, no traceback.
+        assert!(
+            !err.contains("Warning") && !err.contains("Traceback"),
+            "{name}: the script's stderr:\n{err}"
+        );
         compared += 1;
     }
     assert!(compared >= 20, "only {compared} programs compared");

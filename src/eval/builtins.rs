@@ -562,7 +562,7 @@ impl Interpreter {
                         }
                     },
                     Err(e) => {
-                        return fail(cannot_read(s(0), &full, &e));
+                        return fail(cannot_read(s(0), &full, &e, self.paths_from));
                     }
                 }
             }
@@ -722,7 +722,7 @@ impl Interpreter {
                         .with_label(span, "this Plot")
                 })?;
                 if let Err(e) = std::fs::write(&full, chart) {
-                    return fail(cannot_write(s(1), &full, &e));
+                    return fail(cannot_write(s(1), &full, &e, self.paths_from));
                 }
                 self.notices.push(format!("Plot wrote {}", full.display()));
                 return Ok(None);
@@ -838,7 +838,7 @@ impl Interpreter {
             );
         }
         if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
-            return fail(cannot_write(s(1), &full, &e));
+            return fail(cannot_write(s(1), &full, &e, self.paths_from));
         }
 
         Ok(())
@@ -859,7 +859,7 @@ impl Interpreter {
             }
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                return fail(cannot_read(s(0), &full, &e));
+                return fail(cannot_read(s(0), &full, &e, self.paths_from));
             }
         };
         match super::files::parse_matrix(&text) {
@@ -1034,7 +1034,12 @@ fn about_path(span: Span, message: String) -> Diagnostic {
 }
 
 /// A file that could not be read, at the path written at `span`.
-fn cannot_read(span: Span, full: &std::path::Path, e: &std::io::Error) -> Diagnostic {
+fn cannot_read(
+    span: Span,
+    full: &std::path::Path,
+    e: &std::io::Error,
+    paths_from: &str,
+) -> Diagnostic {
     about_path(
         span,
         format!(
@@ -1043,11 +1048,16 @@ fn cannot_read(span: Span, full: &std::path::Path, e: &std::io::Error) -> Diagno
             crate::diagnostic::io_reason(e)
         ),
     )
-    .with_hint("a path is relative to the program file's folder")
+    .with_hint(format!("a path is relative to {paths_from}"))
 }
 
 /// A file that could not be written, at the path written at `span`.
-fn cannot_write(span: Span, full: &std::path::Path, e: &std::io::Error) -> Diagnostic {
+fn cannot_write(
+    span: Span,
+    full: &std::path::Path,
+    e: &std::io::Error,
+    paths_from: &str,
+) -> Diagnostic {
     about_path(
         span,
         format!(
@@ -1056,5 +1066,5 @@ fn cannot_write(span: Span, full: &std::path::Path, e: &std::io::Error) -> Diagn
             crate::diagnostic::io_write_reason(e)
         ),
     )
-    .with_hint("a path is relative to the program file's folder")
+    .with_hint(format!("a path is relative to {paths_from}"))
 }

@@ -155,6 +155,10 @@ pub struct Interpreter {
     pub params: Vec<String>,
     /// Where `ReadText` and `Plot` paths start from.
     pub base_dir: PathBuf,
+    /// What `base_dir` is, in a learner's words, for the hint of an error
+    /// about a path: "the program file's folder" unless the prompt says
+    /// otherwise.
+    pub paths_from: &'static str,
     pub interrupt: Arc<AtomicBool>,
     /// When set, how many more loop turns and calls the run may make.
     pub step_budget: Option<u64>,
@@ -219,6 +223,7 @@ impl Interpreter {
             out,
             params: vec![String::new()],
             base_dir: PathBuf::from("."),
+            paths_from: "the program file's folder",
             interrupt: Arc::new(AtomicBool::new(false)),
             step_budget: None,
             max_elements: MAX_ELEMENTS,

@@ -270,14 +270,14 @@ def text(v):
     if _integer(v):
         return str(_int(v))
     if _is_tensor(v) and v.dim() == 0:
-        return real(float(v))
+        return real(_value(v))
     return "\n".join(" ".join(real(x) for x in row) for row in _rows(v))
 
 
 def field(v, width, decimals=None, where=None):
     """A value with Pascal's `:width` and `:width:decimals`; on a matrix the
     specifier applies to each element."""
-    v, width, decimals = _int(v), _int(width), _int(decimals)
+    v, width, decimals = _value(v), _int(width), _int(decimals)
     for n in (width, decimals):
         if n is not None and (type(n) is not int or not 0 <= n <= 1000):
             raise TapeError(where, "a field width or decimals must be an Integer from 0 to 1000")
@@ -405,45 +405,64 @@ def run(program, files=""):
         sys.stdout.flush()
         sys.stderr.write("interrupted\n")
         sys.exit(130)
-    sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+
+
+def _quiet_stdout():
+    """A reader that stopped reading (`| head`): the rest of the output is
+    dropped, quietly, as tapec drops it."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    sys.exit(0)
 
 
 MAX_CALL_DEPTH = 1000
-# For each routine running, the position among its `var` parameters of the
-# one it assigned last (None: none yet); and, once a call has returned,
-# that of the call.
+# For each routine running, the positions among its `var` parameters of
+# those it assigned, in the order of their last assignment; and, once a
+# call has returned, those of the call.
 _var_frames = []
-_last_var = [None]
+_last_var = [[]]
+
+
+def _assigned_last(frame, k):
+    """`k` moved to the end of `frame`, the running routine's `var`
+    parameters in the order of their last assignment."""
+    if k in frame:
+        frame.remove(k)
+    frame.append(k)
 
 
 def var_assigned(v, k):
     """An assignment to the running routine's `k`th `var` parameter: `v`."""
-    _var_frames[-1] = k
+    _assigned_last(_var_frames[-1], k)
     return v
 
 
 def came_back(values, offset, names=None, mine=None):
     """What a routine with `var` parameters returned (its result first when
-    `offset` is 1, then its `var` parameters' values): the one it assigned
-    last is assigned last by the caller too. Called from a tape's own
-    statements, `names` are the caller's variables, and that value is the
-    tape's result so far (tapec records an assignment through a `var`
-    parameter as the variable's own); called from a routine, `mine` gives
-    each argument's position among the caller's own `var` parameters, so
-    that passing one on and having it assigned counts as assigning it."""
+    `offset` is 1, then its `var` parameters' values), with the ones it
+    assigned assigned by the caller in the same order, the last one last.
+    Called from a tape's own statements, `names` are the caller's
+    variables, and each such value is recorded as the variable's own, the
+    last one the tape's result so far (as tapec records an assignment
+    through a `var` parameter); called from a routine, `mine` gives each
+    argument's position among the caller's own `var` parameters, so that
+    passing one on and having it assigned counts as assigning it."""
     count = offset + len(names if names is not None else mine)
-    k = _last_var[0]
-    if k is None:
-        return values
+    assigned = _last_var[0]
     if names is not None:
-        value = on_tape(values if count == 1 else values[offset + k], names[k])
-        if count == 1:
-            return value
-        values = list(values)
-        values[offset + k] = value
-        return tuple(values)
-    if mine[k] is not None:
-        _var_frames[-1] = mine[k]
+        values = [values] if count == 1 else list(values)
+        for k in assigned:
+            values[offset + k] = on_tape(values[offset + k], names[k])
+        return values[0] if count == 1 else tuple(values)
+    for k in assigned:
+        if mine[k] is not None:
+            _assigned_last(_var_frames[-1], mine[k])
     return values
 _depth = [0]
 _base = [None]
@@ -460,7 +479,7 @@ def routine(name, types=()):
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
             args = [a if t is None else typed(a, t) for a, t in zip(args, types)] + list(args[len(types):])
             _depth[0] += 1
-            _var_frames.append(None)
+            _var_frames.append([])
             try:
                 return body(*args)
             finally:
@@ -551,6 +570,17 @@ def _int(v):
     index, a size), this is what is used."""
     n = getattr(v, "_int", None) if _is_tensor(v) else None
     return v if n is None else n
+
+
+def _value(v):
+    """A number's value for what reads it without recording it (a
+    comparison, `Round`, `Min`, output): an Integer's exact value, a Real on
+    a tape as a float; anything else as it is."""
+    if _integer(v):
+        return _int(v)
+    if _is_tensor(v) and v.dim() == 0:
+        return float(v.detach())
+    return v
 
 
 def _recorded_int(t, n):
@@ -667,7 +697,7 @@ def _compare(a, b, where, symbol):
     if _integer(a) and _integer(b):
         return _int(a), _int(b)
     if _number(a) and _number(b):
-        return float(a), float(b)  # a Real on a tape compares by its value
+        return float(_value(a)), float(_value(b))  # a Real on a tape compares by its value
     if type(a) is type(b) and type(a) in (str, bool):
         return a, b
     raise TapeError(where, f"cannot compare {_kind(a)} with {_kind(b)} by `{symbol}`")
@@ -739,7 +769,7 @@ def _whole(x, where, name):
 
 def round_(x, where=None):
     """`Round`: to the nearest whole number, halves away from zero."""
-    x = _int(x)
+    x = _value(x)
     if type(x) is int:
         return x
     r = math.trunc(x) if math.isfinite(x) else x
@@ -749,21 +779,21 @@ def round_(x, where=None):
 
 
 def trunc(x, where=None):
-    x = _int(x)
+    x = _value(x)
     if type(x) is int:
         return x
     return _whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc")
 
 
 def min_(a, b, where=None):
-    a, b = _int(a), _int(b)
+    a, b = _value(a), _value(b)
     if type(a) is int and type(b) is int:
         return min(a, b)
     return float(b) if float(b) < float(a) else float(a)
 
 
 def max_(a, b, where=None):
-    a, b = _int(a), _int(b)
+    a, b = _value(a), _value(b)
     if type(a) is int and type(b) is int:
         return max(a, b)
     return float(b) if float(b) > float(a) else float(a)
@@ -856,6 +886,8 @@ class _Tape:
         self.result = None
         self.result_where = None
         self.nudged = set()
+        # Recording: from `tape` to `end;`.
+        self.open = True
         # The values the block assigned, in order, with where; and the leaves.
         self.kept = []
         self.leaves = []
@@ -871,6 +903,8 @@ _replay_result = [None]
 def tape_open():
     """`tape`: a fresh tape; recording is on until `tape_close`."""
     import torch
+    if _tape[0] is not None and _tape[0].open:
+        raise TapeError(None, "a tape cannot start inside another tape")
     _tapes[0] += 1
     _tape[0] = _Tape(_tapes[0])
     _tape[0].rng_state = _rng.state  # a replay draws what the tape drew
@@ -955,6 +989,7 @@ def tape_close(replay=None, scope=None):
     import torch
     where = _here()
     tape = _tape[0]
+    tape.open = False
     tape.replay, tape.scope = replay, scope
     r = tape.result
     if r is None or not (_number(r) or (_is_tensor(r) and tuple(r.shape) == (1, 1))):
@@ -1040,17 +1075,21 @@ def nudge(v, name, rate, declared=None, where=None):
     variable declared Integer cannot take the Real it makes."""
     if declared == "Integer":
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
+    nudged = f"`{name}` was already nudged after the last tape"
     if type(v) in (int, float) or not _is_tensor(v):
+        # A nudged number is a plain number again: known by its name.
+        if _tape[0] is not None and name in _tape[0].nudged:
+            raise TapeError(where, nudged)
         raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
     if getattr(v, "_nudged_on", None) == _tapes[0]:
-        raise TapeError(where, f"`{name}` was nudged already since the last tape")
+        raise TapeError(where, nudged)
     g = blame(v, name, where)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
     if (new != new) if type(new) is float else bool(_torch().isnan(new).any()):
         raise TapeError(where, "Nudge made a NaN (not a number)")
+    _tape[0].nudged.add(name)
     if _is_tensor(new):
         new._nudged_on = _tapes[0]
-        return new
     return new
 
 
@@ -1186,6 +1225,8 @@ def element(m, i, j, where=None):
 
 def set_element(m, i, j, x, where=None):
     """`m[i, j] := x`: a new matrix; a copy of `m` elsewhere keeps its value."""
+    if _tape[0] is not None and _tape[0].open:
+        raise TapeError(where, "an element cannot be changed inside a tape")
     if not _is_matrix(m):
         raise TapeError(where, f"only a matrix can be indexed, but this is {_kind(m)}")
     if not _number(x):
