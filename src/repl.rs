@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 
 use crate::check::errors;
 use crate::check::{self, Known};
-use crate::diagnostic::{Diagnostic, SourceMap, Span};
+use crate::diagnostic::{Diagnostic, SourceId, SourceMap, Span};
 use crate::eval::format;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, Stop};
@@ -74,6 +74,14 @@ pub struct Repl {
     held: Option<String>,
     /// Whether a statement was interrupted since this was last cleared.
     pub interrupted: bool,
+    /// What the last interruption did, kept for the caller instead of
+    /// printed when `keep_interruptions` is set (a notebook shows it once,
+    /// as the cell's error).
+    interruption: Option<String>,
+    keep_interruptions: bool,
+    /// The name of the next entry's source and the line it starts on, when
+    /// it is part of something larger (a notebook cell); else `entry N`.
+    place: Option<(String, usize)>,
 }
 
 /// What a notebook cell must put back if it fails: the state before it.
@@ -119,6 +127,9 @@ impl Repl {
             hold_values: false,
             held: None,
             interrupted: false,
+            interruption: None,
+            keep_interruptions: false,
+            place: None,
         }
     }
 
@@ -144,6 +155,46 @@ impl Repl {
         if let Some(text) = self.held.take() {
             self.interp.print(&text);
             let _ = self.interp.out.flush();
+        }
+    }
+
+    /// Keeps what an interruption did for [`Repl::take_interruption`]
+    /// instead of printing it.
+    pub fn keep_interruptions(&mut self) {
+        self.keep_interruptions = true;
+    }
+
+    /// What the last interruption did, in a sentence, if one was kept.
+    pub fn take_interruption(&mut self) -> Option<String> {
+        self.interruption.take()
+    }
+
+    /// Names the source of the entry that starts with the next line: `name`,
+    /// its lines counted from `first_line` (0-based) so that a diagnostic
+    /// gives the line in the larger text; `None` goes back to `entry N`.
+    pub fn place_next_entry(&mut self, place: Option<(String, usize)>) {
+        self.place = place;
+    }
+
+    /// Adds a finished entry as a source: its id, and the text to parse,
+    /// which starts with blank lines when the entry is placed in a larger
+    /// text, so that its spans and lines are that text's.
+    fn add_entry(&mut self, text: &str) -> (SourceId, String) {
+        self.entries += 1;
+        let (name, text) = match &self.place {
+            Some((name, line)) => (name.clone(), format!("{}{text}", "\n".repeat(*line))),
+            None => (format!("entry {}", self.entries), text.to_string()),
+        };
+        (self.sources.add(name, text.clone()), text)
+    }
+
+    /// An interruption: says what it did, or keeps it for the caller.
+    fn interrupted_with(&mut self, text: String) {
+        self.interrupted = true;
+        if self.keep_interruptions {
+            self.interruption = Some(text);
+        } else {
+            self.say(&format!("{text}\n"));
         }
     }
 
@@ -332,10 +383,7 @@ impl Repl {
             return;
         }
         let text = self.pending.take();
-        self.entries += 1;
-        let id = self
-            .sources
-            .add(format!("entry {}", self.entries), text.clone());
+        let (id, text) = self.add_entry(&text);
         let (program, errors) = parse(&text, id);
         if errors.is_empty() {
             self.run_entry(&program);
@@ -468,10 +516,7 @@ impl Repl {
             return;
         }
         self.pending.clear();
-        self.entries += 1;
-        let id = self
-            .sources
-            .add(format!("entry {}", self.entries), text.clone());
+        let (id, text) = self.add_entry(&text);
         let (program, errors) = parse(&text, id);
         if !errors.is_empty() {
             self.report_all(&errors);
@@ -484,8 +529,7 @@ impl Repl {
     /// returns the keyword's span in its new source.
     fn keyword_entry(&mut self, text: &str, len: usize) -> Span {
         self.pending.clear();
-        self.entries += 1;
-        let id = self.sources.add(format!("entry {}", self.entries), text);
+        let (id, text) = self.add_entry(text);
         let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
         Span::new(id, start, start + len)
     }
@@ -549,13 +593,16 @@ impl Repl {
                     return;
                 }
                 Err(Stop::Interrupted) => {
-                    self.interrupted = true;
                     // What completed is kept; a tape open at the prompt
                     // must not keep half a statement's records, so there
                     // the statement is undone.
                     if self.tape_started.is_some() {
                         self.interp.restore(snapshot);
-                        self.say("interrupted: the statement is undone, the tape is as it was\n");
+                        self.interrupted_with(
+                            "interrupted: the statement is undone, the tape is as it was and \
+                             still open"
+                                .to_string(),
+                        );
                     } else {
                         self.interp.stop_open_tape();
                         let counter = match &stmt.kind {
@@ -567,8 +614,8 @@ impl Repl {
                                 .map(|v| format!(" at {} = {}", var.text, format::value(v))),
                             _ => None,
                         };
-                        self.say(&format!(
-                            "interrupted{}: what completed is kept\n",
+                        self.interrupted_with(format!(
+                            "interrupted{}: what completed is kept",
                             counter.unwrap_or_default()
                         ));
                     }
@@ -697,8 +744,12 @@ impl Repl {
                 self.report(&d);
             }
             Err(Stop::Interrupted) => {
-                self.interrupted = true;
                 self.interp.restore(before);
+                self.interrupted_with(
+                    "interrupted: the walk stopped, no blame was kept; the tape is still open \
+                     (`tape>`): enter `end;` again, or `:drop`"
+                        .to_string(),
+                );
             }
         }
     }

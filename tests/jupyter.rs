@@ -127,15 +127,37 @@ fn a_failing_cell_changes_nothing_and_shows_the_diagnostic() {
     assert!(text.starts_with("Error: "), "{text}");
     assert!(!text.contains('\x1b'), "no colour: {text}");
     assert!(text.contains("[[1, 2]] * [[3, 4]]"), "{text}");
-    // The first line ran and echoed, then the cell was undone whole.
+    // Named as the cell, at the cell's line 2.
+    assert!(text.contains("[ cell:2:"), "{text}");
+    // The first line ran and echoed, then the cell was undone whole, and
+    // the error says so.
     assert_eq!(streams(&shown).0, "x = 5\n");
+    assert!(
+        failure.traceback.last().unwrap().contains("undone too"),
+        "{text}"
+    );
     assert_eq!(
         cells.execute("x;"),
         Outcome::Done {
             result: Some("1".into())
         }
     );
-    assert!(matches!(cells.execute("z;"), Outcome::Failed(_)));
+    let Outcome::Failed(alone) = cells.execute("\n\nz;") else {
+        panic!("z is not defined");
+    };
+    // Nothing ran before it: no word of undoing; its line is the cell's.
+    assert!(!alone.traceback.join("\n").contains("undone"), "{alone:?}");
+    assert!(
+        alone.traceback.join("\n").contains("[ cell:3:"),
+        "{alone:?}"
+    );
+    let Outcome::Failed(named) = cells.execute_named("x := 2;\nz;", "cell [7]") else {
+        panic!("z is not defined");
+    };
+    assert!(
+        named.traceback.join("\n").contains("[ cell [7]:2:"),
+        "{named:?}"
+    );
     // A cell left open is an error at its end, as the end of piped input.
     assert!(matches!(
         cells.execute("begin\n  x := 9;"),
@@ -275,18 +297,122 @@ fn an_interrupt_stops_a_loop_and_keeps_what_completed() {
     });
     let outcome = cells.execute("n := 0;\nwhile true do\n  n := n + 1;");
     stopper.join().unwrap();
-    assert_eq!(outcome, Outcome::Interrupted);
-    let (out, _) = streams(&shown);
-    assert!(
-        out.ends_with("interrupted: what completed is kept\n"),
-        "{out}"
+    assert_eq!(
+        outcome,
+        Outcome::Interrupted("interrupted: what completed is kept".into())
     );
+    // Said once, as the cell's error, not also in its output.
+    let (out, _) = streams(&shown);
+    assert!(!out.contains("interrupted"), "{out}");
     assert_eq!(
         cells.execute("n > 0;"),
         Outcome::Done {
             result: Some("true".into())
         }
     );
+}
+
+#[test]
+fn an_interrupted_statement_on_an_open_tape_says_the_tape_is_still_open() {
+    let (mut cells, shown) = session();
+    cells.execute("n := 0.0;\nk := 0;\ntape");
+    let flag = cells.interrupt_flag();
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    });
+    let outcome = cells.execute("while true do\n  k := k + 1;");
+    stopper.join().unwrap();
+    assert_eq!(
+        outcome,
+        Outcome::Interrupted(
+            "interrupted: the statement is undone, the tape is as it was and still open".into()
+        )
+    );
+    streams(&shown);
+    cells.execute("s := n * 2;\nend;");
+    assert_eq!(
+        streams(&shown).0,
+        "s = 0.000000 (recorded)\ntape closed: 3 records (2 leaves, 1 operation), \
+         result s = 0.000000; blame is ready\n"
+    );
+}
+
+/// The state of process `pid` as /proc gives it (`R`, `S`, `Z`...), or
+/// `None` when it is gone.
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.trim_start().chars().next()
+}
+
+#[test]
+fn a_kernel_whose_parent_dies_ends() {
+    if !Path::new("/proc/self/stat").exists() {
+        clients::not_run(
+            "the orphaned kernel",
+            "this system has no /proc",
+            "it runs on Linux",
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("tapec-orphan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ports: Vec<u16> = (0..5)
+        .map(|_| {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port()
+        })
+        .collect();
+    let connection = dir.join("connection.json");
+    std::fs::write(
+        &connection,
+        format!(
+            r#"{{"ip": "127.0.0.1", "transport": "tcp", "signature_scheme": "hmac-sha256",
+            "key": "a-key", "kernel_name": "tape", "shell_port": {}, "iopub_port": {},
+            "stdin_port": {}, "control_port": {}, "hb_port": {}}}"#,
+            ports[0], ports[1], ports[2], ports[3], ports[4]
+        ),
+    )
+    .unwrap();
+    // A parent that starts the kernel, says its pid, and dies two seconds
+    // later without asking it to shut down.
+    let mut parent = Command::new("sh")
+        .arg("-c")
+        .arg(r#""$0" jupyter kernel "$1" 2>/dev/null & echo $!; sleep 2"#)
+        .arg(env!("CARGO_BIN_EXE_tapec"))
+        .arg(&connection)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(parent.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    let kernel: u32 = line.trim().parse().expect("the kernel's pid");
+    std::thread::sleep(Duration::from_millis(1000));
+    let alive = |pid| matches!(process_state(pid), Some(state) if state != 'Z');
+    assert!(
+        alive(kernel),
+        "the kernel should run while its parent lives"
+    );
+    // Its parent is gone after two seconds; the kernel looks once a second.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while alive(kernel) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let _ = parent.wait();
+    let ended = !alive(kernel);
+    if !ended {
+        let _ = Command::new("kill").arg(kernel.to_string()).status();
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(ended, "the orphaned kernel is still running");
 }
 
 #[test]

@@ -32,8 +32,9 @@ pub enum Outcome {
     Done { result: Option<String> },
     /// A diagnostic stopped it, and the cell changed nothing.
     Failed(Failure),
-    /// It was interrupted; what completed is kept, as at the prompt.
-    Interrupted,
+    /// It was interrupted; what completed is kept, as at the prompt. The
+    /// sentence says what the interruption did.
+    Interrupted(String),
 }
 
 /// An error as a notebook shows it.
@@ -122,6 +123,7 @@ impl Cells {
         let errors = crate::SharedBuffer::default();
         repl.send_errors_to(Box::new(errors.clone()));
         repl.hold_values();
+        repl.keep_interruptions();
         Cells {
             repl,
             errors,
@@ -141,16 +143,31 @@ impl Cells {
     }
 
     /// Runs a cell: its lines are entered one by one until one fails; a
-    /// failure puts back everything as it was before the cell.
+    /// failure puts back everything as it was before the cell. Its
+    /// diagnostics name it `cell`.
     pub fn execute(&mut self, code: &str) -> Outcome {
+        self.execute_named(code, "cell")
+    }
+
+    /// Runs a cell as [`Cells::execute`] does, its diagnostics naming it
+    /// `name` (`cell [3]`, as the notebook numbers it) with lines counted
+    /// in the cell.
+    pub fn execute_named(&mut self, code: &str, name: &str) -> Outcome {
         self.history.push(code.to_string());
         self.errors.take();
         self.repl.interrupted = false;
+        self.repl.take_interruption();
         self.repl.quit = false;
         let mark = self.repl.mark();
-        for line in code.lines() {
-            if !self.repl.entry_pending() && self.picture_command(line.trim()) {
-                continue;
+        // Whether a statement of the cell ran before the one that fails.
+        let mut ran = false;
+        for (number, line) in code.lines().enumerate() {
+            if !self.repl.entry_pending() {
+                if self.picture_command(line.trim()) {
+                    continue;
+                }
+                ran |= number > 0 && !code.lines().take(number).all(blank_or_comment);
+                self.repl.place_next_entry(Some((name.to_string(), number)));
             }
             self.repl.line(line);
             if self.failed() || self.repl.interrupted || self.repl.quit {
@@ -160,10 +177,19 @@ impl Cells {
         if !self.failed() && !self.repl.interrupted {
             self.repl.end_of_input();
         }
+        self.repl.place_next_entry(None);
         let rendered = self.errors.take();
         if !rendered.is_empty() {
             self.repl.undo_to(mark);
-            return Outcome::Failed(failure(&rendered));
+            let mut failure = failure(&rendered);
+            if ran {
+                failure.traceback.push(
+                    "The cell changed nothing: what ran before the error, and any output it \
+                     showed above, is undone too."
+                        .to_string(),
+                );
+            }
+            return Outcome::Failed(failure);
         }
         let result = self.repl.take_value();
         if self.repl.interrupted {
@@ -173,7 +199,11 @@ impl Cells {
                     text,
                 });
             }
-            return Outcome::Interrupted;
+            let what = self
+                .repl
+                .take_interruption()
+                .unwrap_or_else(|| "interrupted: what completed is kept".to_string());
+            return Outcome::Interrupted(what);
         }
         Outcome::Done {
             result: result.map(|text| text.trim_end_matches('\n').to_string()),
@@ -308,6 +338,12 @@ fn framed(page: &str) -> String {
         "<iframe srcdoc=\"{escaped}\" style=\"width: 100%; height: 640px; border: 0\" \
          title=\"the walk\"></iframe>"
     )
+}
+
+/// Whether a line holds nothing that runs.
+fn blank_or_comment(line: &str) -> bool {
+    let line = line.trim();
+    line.is_empty() || line.starts_with("//")
 }
 
 fn is_name_char(c: char) -> bool {

@@ -37,6 +37,8 @@ use crate::repl::Completeness;
 enum Job {
     Execute {
         code: String,
+        /// The cell's name in diagnostics: `cell [3]`.
+        name: String,
         events: mpsc::UnboundedSender<Event>,
     },
     IsComplete {
@@ -85,6 +87,7 @@ pub fn run(connection_file: &Path) -> i32 {
             return 2;
         }
     };
+    watch_parent();
     let (jobs, flag) = start_cells();
     let interrupts = Arc::new(Interrupts {
         running: AtomicBool::new(false),
@@ -110,6 +113,27 @@ pub fn run(connection_file: &Path) -> i32 {
             eprintln!("tapec jupyter kernel: {message}");
             1
         }
+    }
+}
+
+/// Ends the kernel when the process that started it is gone (it was
+/// killed, so it could not ask for a shutdown): the kernel would otherwise
+/// hold its ports and its memory with no one to talk to. As IPython's
+/// kernel does, the parent is looked at once a second; a new parent means
+/// the old one died.
+fn watch_parent() {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        std::thread::spawn(move || {
+            loop {
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                if std::os::unix::process::parent_id() != parent {
+                    eprintln!("tapec jupyter kernel: the process that started it is gone; ending");
+                    std::process::exit(0);
+                }
+            }
+        });
     }
 }
 
@@ -154,9 +178,9 @@ fn start_cells() -> (std::sync::mpsc::Sender<Job>, Arc<AtomicBool>) {
             let _ = flag_out.send(cells.interrupt_flag());
             for job in inbox {
                 match job {
-                    Job::Execute { code, events } => {
+                    Job::Execute { code, name, events } => {
                         *current.borrow_mut() = Some(events.clone());
-                        let outcome = cells.execute(&code);
+                        let outcome = cells.execute_named(&code, &name);
                         *current.borrow_mut() = None;
                         let _ = events.send(Event::End(outcome));
                     }
@@ -453,6 +477,7 @@ impl Shell {
         self.interrupts.running.store(true, Ordering::SeqCst);
         let _ = self.jobs.send(Job::Execute {
             code: code.clone(),
+            name: format!("cell [{}]", count.0),
             events: events_in,
         });
         let mut next: Option<Event> = None;
@@ -462,7 +487,7 @@ impl Shell {
                 Some(event) => event,
                 None => match events.recv().await {
                     Some(event) => event,
-                    None => break Outcome::Interrupted,
+                    None => break Outcome::Interrupted("interrupted".to_string()),
                 },
             };
             match event {
@@ -516,10 +541,10 @@ impl Shell {
                 evalue: failure.evalue,
                 traceback: failure.traceback,
             }),
-            Outcome::Interrupted => Some(ReplyError {
+            Outcome::Interrupted(what) => Some(ReplyError {
                 ename: "interrupted".to_string(),
-                evalue: "the cell was interrupted: what completed is kept".to_string(),
-                traceback: vec!["interrupted: what completed is kept".to_string()],
+                evalue: what.clone(),
+                traceback: vec![what],
             }),
         };
         if store {
@@ -645,6 +670,40 @@ pub fn glob(pattern: &str, text: &str) -> bool {
     at[p.len()]
 }
 
+/// After a cell that failed and asked `stop_on_error`, the requests sent
+/// behind it before its reply: read until the shell has been quiet for a
+/// moment, before the failed cell's reply goes out, so that none of them
+/// can be a request sent after the client saw the error.
+async fn queued_behind(
+    shell: &mut jupyter_zmq_client::KernelShellConnection,
+) -> Result<Vec<JupyterMessage>, String> {
+    let quiet = std::time::Duration::from_millis(20);
+    let mut queued = Vec::new();
+    while let Ok(got) = tokio::time::timeout(quiet, read(shell, "shell")).await {
+        queued.extend(got?);
+    }
+    Ok(queued)
+}
+
+/// Answers a request queued behind a failed cell: an `execute_request` is
+/// answered `aborted` and not run (as IPython's kernel does), any other
+/// request as usual.
+async fn answer_queued(state: &mut Shell, request: &JupyterMessage) -> Option<JupyterMessage> {
+    match &request.content {
+        JupyterMessageContent::ExecuteRequest(_) => Some(reply(
+            ExecuteReply {
+                status: ReplyStatus::Aborted,
+                execution_count: ExecutionCount::new(state.count.max(1)),
+                payload: Vec::new(),
+                user_expressions: Some(Default::default()),
+                error: None,
+            },
+            request,
+        )),
+        _ => state.handle(request).await,
+    }
+}
+
 async fn serve(
     info: ConnectionInfo,
     jobs: std::sync::mpsc::Sender<Job>,
@@ -761,12 +820,31 @@ async fn serve(
                 Err(message) => return Err::<(), String>(message),
             };
             state.publish(published(Status::busy(), &request));
-            if let Some(answer) = state.handle(&request).await
+            let stops = matches!(&request.content,
+                JupyterMessageContent::ExecuteRequest(e) if e.stop_on_error);
+            let answer = state.handle(&request).await;
+            let failed = matches!(answer.as_ref().map(|a| &a.content),
+                Some(JupyterMessageContent::ExecuteReply(r)) if matches!(r.status, ReplyStatus::Error));
+            let queued = if stops && failed {
+                queued_behind(&mut shell).await?
+            } else {
+                Vec::new()
+            };
+            if let Some(answer) = answer
                 && let Err(e) = shell.send(answer).await
             {
                 eprintln!("tapec jupyter kernel: cannot answer on shell: {e}");
             }
             state.publish(published(Status::idle(), &request));
+            for request in queued {
+                state.publish(published(Status::busy(), &request));
+                if let Some(answer) = answer_queued(&mut state, &request).await
+                    && let Err(e) = shell.send(answer).await
+                {
+                    eprintln!("tapec jupyter kernel: cannot answer on shell: {e}");
+                }
+                state.publish(published(Status::idle(), &request));
+            }
         }
     };
     tokio::select! {

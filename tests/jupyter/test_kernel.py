@@ -1,7 +1,7 @@
 """The Tape kernel under Jupyter's own conformance suite, jupyter_kernel_test,
 with every case it offers that the language has, and beside it what the suite
-does not cover: interrupts by signal and by message, and messages signed with
-the wrong key, which must never run.
+does not cover: interrupts by signal and by message, errors and
+stop_on_error, and messages signed with the wrong key, which must never run.
 
 Run by tests/jupyter.rs, which installs the kernelspec into a temporary prefix
 and points JUPYTER_PATH at it (TAPE_KERNEL names the kernel, TAPE_SCRATCH a
@@ -126,6 +126,7 @@ class InterruptTests(unittest.TestCase):
                     break
             self.assertEqual(reply["content"]["status"], "error")
             self.assertEqual(reply["content"]["ename"], "interrupted")
+            self.assertEqual(reply["content"]["evalue"], "interrupted: what completed is kept")
             self.assertTrue(km.is_alive())
             content, outputs = run_cell(kc, "n > 0;")
             self.assertEqual(content["status"], "ok")
@@ -140,6 +141,56 @@ class InterruptTests(unittest.TestCase):
 
     def test_interrupt_by_message(self):
         self.interrupt(KERNEL + "-message")
+
+
+class ErrorTests(unittest.TestCase):
+    """An error names the cell and its line, says that the cell changed
+    nothing, and with stop_on_error the cells queued behind it are aborted,
+    not run."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.km, cls.kc = start_new_kernel(kernel_name=KERNEL)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.kc.stop_channels()
+        cls.km.shutdown_kernel(now=True)
+
+    def reply_to(self, msg_id):
+        while True:
+            reply = self.kc.get_shell_msg(timeout=30)
+            if reply["parent_header"].get("msg_id") == msg_id:
+                return reply["content"]
+
+    def test_the_error_names_the_cell_and_its_line(self):
+        content, _ = run_cell(self.kc, "Kept := 1;")
+        count = content["execution_count"] + 1
+        content, outputs = run_cell(self.kc, "Undone := 1;\n\nbad := [[1, 2]] * [[3, 4]];")
+        self.assertEqual(content["status"], "error")
+        text = "\n".join(content["traceback"])
+        self.assertIn(f"cell [{count}]:3:", text)
+        self.assertIn("undone too", content["traceback"][-1])
+        content, _ = run_cell(self.kc, "Undone;")
+        self.assertEqual(content["status"], "error")
+
+    def test_cells_queued_behind_an_error_are_aborted(self):
+        failing = self.kc.execute("x := [[1, 2]] * [[3, 4]];", stop_on_error=True)
+        queued = [self.kc.execute(f"Queued{i} := {i};") for i in range(2)]
+        self.assertEqual(self.reply_to(failing)["status"], "error")
+        for msg_id in queued:
+            self.assertEqual(self.reply_to(msg_id)["status"], "aborted")
+        content, _ = run_cell(self.kc, "Queued0;")
+        self.assertEqual(content["status"], "error")
+        self.assertIn("Queued0", content["evalue"])
+
+    def test_without_stop_on_error_queued_cells_run(self):
+        failing = self.kc.execute("x := [[1, 2]] * [[3, 4]];", stop_on_error=False)
+        queued = self.kc.execute("Ran := 1;")
+        self.assertEqual(self.reply_to(failing)["status"], "error")
+        self.assertEqual(self.reply_to(queued)["status"], "ok")
+        content, outputs = run_cell(self.kc, "Ran;")
+        self.assertEqual(content["status"], "ok")
 
 
 class SignatureTests(unittest.TestCase):
