@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::diagnostic::SourceMap;
-use crate::picture::{box_lines, describe, shown_name};
+use crate::picture::{box_lines, describe, shown_name, taken, untaken_leaf};
 use crate::tape::{Op, Tape, Tensor, WalkStep};
 
 /// Escapes text for a double-quoted DOT string; newlines become line breaks.
@@ -22,11 +22,15 @@ pub fn dot(tape: &Tape, sources: &SourceMap) -> String {
     let mut out = String::from(
         "digraph tape {\n  rankdir=TB;\n  node [shape=box, fontname=\"monospace\", fontsize=10, style=\"rounded,filled\", fillcolor=\"#ffffff\"];\n  edge [color=\"#555555\"];\n",
     );
+    let taken = taken(tape);
     for (k, record) in tape.records.iter().enumerate() {
         let is_result = tape.result == Some(k as u32);
-        let label = box_lines(tape, k, sources).join("\n");
+        let label = box_lines(tape, k, sources, &taken).join("\n");
         let style = match (&record.op, is_result) {
             (_, true) => ", fillcolor=\"#fde2e2\", penwidth=2",
+            _ if untaken_leaf(tape, k, &taken) => {
+                ", fillcolor=\"#f4f4f4\", color=\"#888888\", shape=box, style=\"filled,dashed\""
+            }
             (Op::Leaf, _) => ", fillcolor=\"#e3eefc\", shape=box, style=\"filled\"",
             _ => "",
         };

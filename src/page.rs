@@ -255,8 +255,9 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
     // record has its shape, so as many lines as the final one).
     let mut records = Vec::with_capacity(n);
     let mut lines = Vec::with_capacity(n);
+    let taken = picture::taken(tape);
     for (k, &width) in wide.iter().enumerate() {
-        let mut shown = picture::box_lines(tape, k, sources);
+        let mut shown = picture::box_lines(tape, k, sources, &taken);
         if let Some(at) = shown.iter().position(|l| l == "blame:") {
             shown.truncate(at);
         }

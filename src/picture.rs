@@ -85,9 +85,29 @@ fn shape(t: &Tensor) -> String {
     }
 }
 
+/// Per record, whether some later record takes it as an input. A leaf
+/// that none takes (the token numbers `Embed` reads, the targets of
+/// `CrossEntropy`, a number read only to size something) is drawn apart:
+/// no blame can reach it.
+pub fn taken(tape: &Tape) -> Vec<bool> {
+    let mut taken = vec![false; tape.records.len()];
+    for record in &tape.records {
+        for &input in &record.inputs {
+            taken[input as usize] = true;
+        }
+    }
+    taken
+}
+
+/// Whether record `k` is a leaf that no operation takes as an input.
+pub fn untaken_leaf(tape: &Tape, k: usize, taken: &[bool]) -> bool {
+    tape.records[k].op == Op::Leaf && !taken[k] && tape.result != Some(k as u32)
+}
+
 /// The lines of record `k`'s box: its number, name and operation (leaves
-/// and the result marked), its shape, its value, and its blame once walked.
-pub fn box_lines(tape: &Tape, k: usize, sources: &SourceMap) -> Vec<String> {
+/// and the result marked), its shape, a leaf that no operation takes said
+/// so, its value, and its blame once walked. `taken` is [`taken`]'s.
+pub fn box_lines(tape: &Tape, k: usize, sources: &SourceMap, taken: &[bool]) -> Vec<String> {
     let record = &tape.records[k];
     let title = match (&shown_name(record, sources), &record.op) {
         (Some(name), Op::Leaf) => format!("{name} (leaf)"),
@@ -101,6 +121,9 @@ pub fn box_lines(tape: &Tape, k: usize, sources: &SourceMap) -> Vec<String> {
         title
     };
     let mut lines = vec![format!("#{} {title}", k + 1), shape(&record.value)];
+    if untaken_leaf(tape, k, taken) {
+        lines.push("an input of no operation: its blame stays 0".to_string());
+    }
     lines.push("value:".to_string());
     lines.extend(describe(&record.value).lines().map(str::to_string));
     if tape.result.is_some() {
@@ -319,8 +342,9 @@ fn escape(text: &str) -> String {
 
 /// The SVG text of `tape`'s picture.
 pub fn svg(tape: &Tape, sources: &SourceMap) -> String {
+    let taken = taken(tape);
     let lines: Vec<Vec<String>> = (0..tape.records.len())
-        .map(|k| box_lines(tape, k, sources))
+        .map(|k| box_lines(tape, k, sources, &taken))
         .collect();
     svg_of(tape, &lines)
 }
@@ -365,17 +389,25 @@ pub fn svg_of(tape: &Tape, lines: &[Vec<String>]) -> String {
             to + 1
         ));
     }
+    let taken = taken(tape);
     for (k, (x, y, w, h)) in layout.boxes.iter().enumerate() {
         let record = &tape.records[k];
         let (fill, stroke, width) = if tape.result == Some(k as u32) {
             ("#fde2e2", "#b22222", 2.0)
+        } else if untaken_leaf(tape, k, &taken) {
+            ("#f4f4f4", "#888888", 1.0)
         } else if record.op == Op::Leaf {
             ("#e3eefc", "#4a6fa5", 1.0)
         } else {
             ("#ffffff", "#333333", 1.0)
         };
+        let dashes = if untaken_leaf(tape, k, &taken) {
+            " stroke-dasharray=\"5 3\""
+        } else {
+            ""
+        };
         out.push_str(&format!(
-            "<g class=\"record\" data-record=\"{}\"><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{width}\"/>\n",
+            "<g class=\"record\" data-record=\"{}\"><rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{w:.1}\" height=\"{h:.1}\" rx=\"6\" fill=\"{fill}\" stroke=\"{stroke}\" stroke-width=\"{width}\"{dashes}/>\n",
             k + 1
         ));
         for (i, line) in lines[k].iter().enumerate() {

@@ -166,6 +166,47 @@ fn every_course_programs_picture_is_drawn_whole_without_overlaps() {
         let mut arrows: Vec<&str> = dot.lines().filter(|l| l.contains(" -> ")).collect();
         arrows.sort_unstable();
         arrows.dedup();
+        // A box is dashed, and says why, exactly when it is a leaf no
+        // arrow leaves: no operation takes it, so no blame can reach it.
+        let sources: std::collections::HashSet<&str> = doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("edge"))
+            .map(|e| e.attribute("data-from").expect("data-from"))
+            .collect();
+        for g in doc
+            .descendants()
+            .filter(|n| n.attribute("class") == Some("record"))
+        {
+            let k = g.attribute("data-record").expect("data-record");
+            let texts: Vec<&str> = g
+                .children()
+                .filter(|t| t.has_tag_name("text"))
+                .filter_map(|t| t.text())
+                .collect();
+            let leaf = texts[0].contains("(leaf)");
+            let dashed = g
+                .children()
+                .find(|c| c.has_tag_name("rect"))
+                .and_then(|r| r.attribute("stroke-dasharray"))
+                .is_some();
+            let untaken = leaf && !sources.contains(k);
+            assert_eq!(dashed, untaken, "{name}: record {k}: {texts:?}");
+            assert_eq!(
+                texts.iter().any(|t| t.contains("an input of no operation")),
+                untaken,
+                "{name}: record {k}: {texts:?}"
+            );
+            if name == "gpt"
+                && ["xs", "n", "ys"]
+                    .iter()
+                    .any(|v| texts[0].contains(&format!(" {v} (leaf)")))
+            {
+                assert!(
+                    untaken,
+                    "gpt: {texts:?} is read by no operation's per-link rule"
+                );
+            }
+        }
         assert_eq!(boxes.len(), records, "{name}: a box per record");
         assert_eq!(edges, arrows.len(), "{name}: an arrow per input");
         for (i, a) in boxes.iter().enumerate() {
