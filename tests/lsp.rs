@@ -697,6 +697,14 @@ fn signature_help_follows_the_commas() {
     let open = help(&mut client, position(typing, "x, ", 0, 3));
     assert_eq!(open["signatures"][0]["label"], "Max(a, b)");
     assert_eq!(open["activeParameter"], 1);
+    // A routine's parameters apart by `;`, as its header declares them.
+    let declared = "function Lin(w: Matrix; var x: Matrix; b: Real): Matrix;\nbegin\n  Result := w;\nend;\ny := Lin(";
+    client.change(URI, 3, declared);
+    let lin = help(&mut client, position(declared, "Lin(", 1, 4));
+    assert_eq!(
+        lin["signatures"][0]["label"],
+        "Lin(w: Matrix; var x: Matrix; b: Real): Matrix"
+    );
     assert!(client.finish().success());
 }
 
@@ -780,6 +788,36 @@ fn rename_changes_every_occurrence_and_refuses_what_would_break() {
         client.result("textDocument/prepareRename", at(URI, sqrt)),
         Value::Null
     );
+    // Nor the constant `Inf`, which hover names for what it is.
+    let infinite = "x := Inf;\nWriteLn(x = Inf);\n";
+    client.change(URI, 3, infinite);
+    let inf = position(infinite, "Inf", 0, 1);
+    assert_eq!(
+        client.result("textDocument/prepareRename", at(URI, inf.clone())),
+        Value::Null
+    );
+    let mut params = at(URI, inf.clone());
+    params["newName"] = json!("Q");
+    let refused = client.request("textDocument/rename", params);
+    assert!(refused["error"]["message"].is_string(), "{refused}");
+    let hover = client.result("textDocument/hover", at(URI, inf));
+    let said = hover["contents"]["value"].as_str().unwrap_or_default();
+    assert!(said.contains("positive infinity"), "{hover}");
+    assert!(client.finish().success());
+}
+
+#[test]
+fn a_begin_without_end_is_underlined_at_the_last_text_not_after_it() {
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    let text = "procedure A;\nbegin\n  WriteLn(1);\n\nprocedure B;\nbegin\n  WriteLn(2);\nend;\n\nA;\nB;\n";
+    let diagnostics = client.open(URI, text);
+    assert!(!diagnostics.is_empty());
+    for d in &diagnostics {
+        let (l0, c0, l1, c1) = range(&d["range"]);
+        assert!((l0, c0) < (l1, c1), "an empty range: {d}");
+        assert!(l1 <= 10, "after the text: {d}");
+    }
     assert!(client.finish().success());
 }
 

@@ -126,8 +126,19 @@ pub fn takes_a_variable_name(builtin: &str, span: Span) -> Diagnostic {
     Diagnostic::new(span, format!("{builtin} takes a variable's name"))
         .with_label(span, "not a variable")
         .with_hint(format!(
-            "assign the value to a variable inside the tape, then write `{builtin}(name)`"
+            "assign the value to a variable inside the tape, then write `{}`",
+            call_with_a_name(builtin)
         ))
+}
+
+/// `Nudge(name, rate)`: a call of `builtin` with `name` for the variable
+/// and its other parameters' names, as its declaration has them.
+fn call_with_a_name(builtin: &str) -> String {
+    let rest = crate::declarations::find(builtin)
+        .map(|b| b.params.iter().skip(1).map(|p| p.name).collect::<Vec<_>>())
+        .unwrap_or_default();
+    let args: Vec<&str> = std::iter::once("name").chain(rest).collect();
+    format!("{builtin}({})", args.join(", "))
 }
 
 /// A call of a name that is neither a builtin nor a declared routine.

@@ -96,6 +96,9 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
     for stmt in &program.body {
         collect_assigned(stmt, &mut c.globals, true);
         passed_to_var_params(stmt, &c.var_params, &mut c.globals);
+        if !repl {
+            meant_assigned(stmt, &mut c.globals);
+        }
     }
     for stmt in &program.body {
         c.stmt(stmt, true);
@@ -106,6 +109,32 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         called: c.called,
         globals: c.globals,
         locals: c.locals,
+    }
+}
+
+/// `x = 1;` as a statement: the name `x` and its value, when the
+/// statement is a comparison of a name with `=`, which in a program (not at
+/// the prompt, where it is echoed) is an assignment written with `=`.
+fn written_with_eq(e: &Expr) -> Option<&Name> {
+    match &e.kind {
+        ExprKind::Chain { first, rest } if rest.len() == 1 && rest[0].0 == BinaryOp::Eq => {
+            match &first.kind {
+                ExprKind::Name(name) => Some(name),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Adds the names of `x = 1;` statements at the top level to `names`, so
+/// that the one error such a statement gets is its own ("assignment is
+/// written `:=`"), not an unknown variable there and at every later use.
+fn meant_assigned(stmt: &Stmt, names: &mut HashSet<String>) {
+    if let StmtKind::Expr(e) = &stmt.kind
+        && let Some(name) = written_with_eq(e)
+    {
+        names.insert(name.text.clone());
     }
 }
 

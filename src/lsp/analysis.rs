@@ -29,6 +29,8 @@ use super::positions::LineIndex;
 pub enum Symbol {
     /// The builtin at this index of `declarations::BUILTINS`.
     Builtin(usize),
+    /// The constant at this index of `declarations::CONSTANTS` (`Inf`).
+    Constant(usize),
     /// The routine at this index of [`Names::routines`].
     Routine(usize),
     /// A global variable: the resolver's number of its text.
@@ -125,6 +127,9 @@ impl Names {
                     Symbol::Local { routine, number }
                 } else if let Some(b) = resolution.builtin(name) {
                     Symbol::Builtin(declarations::index_of(b.name).unwrap_or(0))
+                } else if let Some(c) = declarations::CONSTANTS.iter().position(|c| *c == name.text)
+                {
+                    Symbol::Constant(c)
                 } else if let Some(&i) = first_of.get(name.text.as_str()) {
                     Symbol::Routine(i)
                 } else {
@@ -161,6 +166,7 @@ impl Names {
     pub fn text(&self, symbol: Symbol) -> &str {
         match symbol {
             Symbol::Builtin(i) => declarations::BUILTINS.get(i).map_or("", |b| b.name),
+            Symbol::Constant(i) => declarations::CONSTANTS.get(i).copied().unwrap_or(""),
             Symbol::Routine(i) => self
                 .routines
                 .get(i)
@@ -180,7 +186,7 @@ impl Names {
     /// variable's first declaration, else its first assignment.
     pub fn definition(&self, symbol: Symbol) -> Option<&Occurrence> {
         match symbol {
-            Symbol::Builtin(_) => None,
+            Symbol::Builtin(_) | Symbol::Constant(_) => None,
             Symbol::Routine(i) => self.routines.get(i).and_then(|r| {
                 self.occurrences
                     .iter()

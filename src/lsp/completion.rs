@@ -2,7 +2,9 @@
 //! routine its parameters and locals, then the globals it does not hide;
 //! elsewhere the globals), the routines, every builtin with its signature
 //! and doc line, the keywords and type names, and snippets for a tape, a
-//! `for` loop and the routines. Nothing inside a comment or a string.
+//! `for` loop and the routines. Nothing inside a comment or a string
+//! (one still being typed too); inside an expression no statement and no
+//! snippet; after a `:` the types; a routine's snippet at the top level.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -85,14 +87,75 @@ fn item(label: &str, kind: CompletionItemKind, detail: Option<String>) -> Comple
     }
 }
 
-/// Whether `offset` is inside a comment or a string, where no name is typed.
-fn in_text(doc: &Document, offset: usize) -> bool {
-    let inside = |s: &crate::diagnostic::Span| s.start < offset && offset < s.end;
-    doc.comments.iter().any(inside)
-        || doc
-            .tokens
-            .iter()
-            .any(|(t, s)| matches!(t, Token::Str(_)) && inside(s))
+/// Whether `offset` is inside a comment or a string, where no name is
+/// typed: the text before it read by the lexer's rules (comments do not
+/// nest and do not start in a string; a string ends at its line), so a
+/// comment or a string not closed yet, as while it is being typed, counts.
+fn in_text(text: &str, offset: usize) -> bool {
+    #[derive(PartialEq)]
+    enum In {
+        Code,
+        Str,
+        Brace,
+        Paren,
+        Line,
+    }
+    let b = text.as_bytes();
+    let offset = offset.min(b.len());
+    // A two-character mark counts only when the cursor is past both.
+    let pair = |i: usize, two: &[u8; 2]| i + 1 < offset && b[i] == two[0] && b[i + 1] == two[1];
+    let mut state = In::Code;
+    let mut i = 0;
+    while i < offset {
+        match state {
+            In::Code if b[i] == b'\'' => state = In::Str,
+            In::Code if b[i] == b'{' => state = In::Brace,
+            In::Code if pair(i, b"(*") => (state, i) = (In::Paren, i + 1),
+            In::Code if pair(i, b"//") => (state, i) = (In::Line, i + 1),
+            In::Str if b[i] == b'\'' || b[i] == b'\n' => state = In::Code,
+            In::Brace if b[i] == b'}' => state = In::Code,
+            In::Paren if pair(i, b"*)") => (state, i) = (In::Code, i + 1),
+            In::Line if b[i] == b'\n' => state = In::Code,
+            _ => {}
+        }
+        i += 1;
+    }
+    state != In::Code
+}
+
+/// What may stand at the cursor, by the token before the word typed.
+#[derive(Debug, PartialEq)]
+enum Place {
+    /// A statement may start here: everything is offered.
+    Statement,
+    /// Inside an expression: names, builtins, constants, `not`, `true`
+    /// and `false`; no statement, no snippet.
+    Expression,
+    /// After a `:`: a type.
+    Type,
+}
+
+fn place(doc: &Document, offset: usize) -> Place {
+    let text = doc.text().as_bytes();
+    let mut start = offset.min(text.len());
+    while start > 0 && (text[start - 1].is_ascii_alphanumeric() || text[start - 1] == b'_') {
+        start -= 1;
+    }
+    let before = doc
+        .tokens
+        .iter()
+        .take_while(|(_, s)| s.end <= start)
+        .last()
+        .map(|(t, _)| t);
+    use Token::*;
+    match before {
+        Some(Colon) => Place::Type,
+        Some(
+            Assign | Plus | Minus | Star | Slash | Eq | Ne | Lt | Le | Gt | Ge | LParen | LBracket
+            | Comma | Not | And | Or | Div | Mod | If | While | Until | To | Downto,
+        ) => Place::Expression,
+        _ => Place::Statement,
+    }
 }
 
 pub fn completions(
@@ -101,11 +164,22 @@ pub fn completions(
     markdown: bool,
     snippets: bool,
 ) -> Vec<CompletionItem> {
-    if in_text(doc, offset) {
+    if in_text(doc.text(), offset) {
         return Vec::new();
     }
     let names = &doc.names;
     let mut items = Vec::new();
+    let place = place(doc, offset);
+    if place == Place::Type {
+        for t in TYPES {
+            items.push(item(
+                t.name(),
+                CompletionItemKind::CLASS,
+                Some("type".to_string()),
+            ));
+        }
+        return items;
+    }
     let mut hidden: &[String] = &[];
     if let Some(i) = names.routine_at(offset) {
         let entry = &names.routines[i];
@@ -164,8 +238,14 @@ pub fn completions(
             Some("constant".to_string()),
         ));
     }
+    let in_expression = place == Place::Expression;
     for k in KEYWORDS {
-        items.push(item(k, CompletionItemKind::KEYWORD, None));
+        if !in_expression || ["not", "true", "false"].contains(k) {
+            items.push(item(k, CompletionItemKind::KEYWORD, None));
+        }
+    }
+    if in_expression {
+        return items;
     }
     for t in TYPES {
         items.push(item(
@@ -174,8 +254,13 @@ pub fn completions(
             Some("type".to_string()),
         ));
     }
+    // A routine is declared at the top level only.
+    let top_level = names.routine_at(offset).is_none();
     if snippets {
         for (label, what, body) in SNIPPETS {
+            if !top_level && (label.starts_with("function") || label.starts_with("procedure")) {
+                continue;
+            }
             let mut it = item(label, CompletionItemKind::SNIPPET, Some(what.to_string()));
             it.insert_text = Some(body.to_string());
             it.insert_text_format = Some(InsertTextFormat::SNIPPET);
@@ -190,6 +275,62 @@ pub fn completions(
 mod tests {
     use super::*;
     use crate::syntax::lexer::lex;
+
+    fn labels(text: &str, cursor: &str) -> Vec<String> {
+        let doc = Document::new(text.to_string(), 1);
+        let offset = text.find(cursor).expect("cursor") + cursor.len();
+        completions(&doc, offset, false, true)
+            .into_iter()
+            .map(|i| i.label)
+            .collect()
+    }
+
+    #[test]
+    fn nothing_is_offered_in_a_comment_or_a_string_even_at_its_end_or_unclosed() {
+        for (text, cursor) in [
+            ("x := 1; // trailing", "trailing"),
+            ("x := 1; // trail", "// tr"),
+            ("{ unclosed comment", "comment"),
+            ("(* unclosed", "unclosed"),
+            ("y := 'unterminated", "unterminated"),
+            ("y := 'it''s", "it''s"),
+            ("{ a } (* b *) x := 'c';", "(* b"),
+        ] {
+            assert_eq!(labels(text, cursor), Vec::<String>::new(), "{text:?}");
+        }
+        for (text, cursor) in [
+            ("{ a } x", "} x"),
+            ("(* b *) x", "*) x"),
+            ("y := 'done'; x", "; x"),
+            ("y := 'it''s'; x", "; x"),
+            ("// a line\nx", "line\nx"),
+            ("y := (x", "(x"),
+        ] {
+            let text = format!("x := 1;\n{text}");
+            assert!(labels(&text, cursor).contains(&"x".to_string()), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn an_expression_is_offered_no_statement_and_a_colon_types() {
+        let after_assign = labels("x := 1;\ny := \n", "y := ");
+        assert!(after_assign.contains(&"Sqrt".to_string()));
+        assert!(after_assign.contains(&"x".to_string()));
+        assert!(after_assign.contains(&"not".to_string()));
+        for absent in ["for", "while", "procedure", "tape … end;", "Real"] {
+            assert!(!after_assign.contains(&absent.to_string()), "{absent}");
+        }
+        let statement = labels("x := 1;\n", "x := 1;\n");
+        for present in ["for", "while", "tape … end;", "procedure …", "x", "Sqrt"] {
+            assert!(statement.contains(&present.to_string()), "{present}");
+        }
+        let in_routine = labels("procedure P;\nbegin\n  \nend;\n", "begin\n  ");
+        assert!(in_routine.contains(&"tape … end;".to_string()));
+        assert!(!in_routine.contains(&"procedure …".to_string()));
+        assert!(!in_routine.contains(&"function …".to_string()));
+        let typed = labels("var w: \n", "w: ");
+        assert_eq!(typed, ["Integer", "Real", "Boolean", "String", "Matrix"]);
+    }
 
     #[test]
     fn every_keyword_is_the_lexers() {

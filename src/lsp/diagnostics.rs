@@ -37,7 +37,7 @@ pub fn to_protocol(
         })
         .collect();
     lsp_types::Diagnostic {
-        range: lines.range(d.span, encoding),
+        range: lines.range(visible(d.span, lines.text()), encoding),
         severity: Some(if d.warning {
             DiagnosticSeverity::WARNING
         } else {
@@ -47,6 +47,20 @@ pub fn to_protocol(
         message,
         related_information: (!related.is_empty()).then_some(related),
         ..lsp_types::Diagnostic::default()
+    }
+}
+
+/// An empty span after the last text (a `begin` with no `end`, found at
+/// the end of the file) as the last character of the text instead: an
+/// editor draws nothing under an empty place on a line of its own.
+fn visible(span: crate::diagnostic::Span, text: &str) -> crate::diagnostic::Span {
+    let rest = text.get(span.start..).unwrap_or("");
+    if span.start != span.end || !rest.trim().is_empty() {
+        return span;
+    }
+    match text[..span.start].trim_end().char_indices().next_back() {
+        Some((at, c)) => crate::diagnostic::Span::new(span.source, at, at + c.len_utf8()),
+        None => span,
     }
 }
 

@@ -82,6 +82,12 @@ fn tell(doc: &Document, occurrence: &Occurrence) -> Option<Told> {
     let definition = names.definition(occurrence.symbol);
     match occurrence.symbol {
         Symbol::Builtin(_) => None,
+        Symbol::Constant(_) => Some(Told {
+            code: format!("{text}: Real"),
+            prose: "A constant of the language: positive infinity. `-Inf` is negative \
+                    infinity, and `Exp(-Inf)` is exactly 0."
+                .to_string(),
+        }),
         Symbol::Routine(i) => {
             let entry = names.routines.get(i)?;
             Some(Told {

@@ -55,7 +55,7 @@ pub fn references(
 fn renamable(doc: &Document, offset: usize) -> Option<&Occurrence> {
     let occurrence = doc.names.at(offset)?;
     match occurrence.symbol {
-        Symbol::Builtin(_) => None,
+        Symbol::Builtin(_) | Symbol::Constant(_) => None,
         s if doc.names.text(s) == "Result" => None,
         _ => Some(occurrence),
     }

@@ -54,13 +54,15 @@ fn open_call(doc: &Document, offset: usize) -> Option<(String, u32)> {
     })
 }
 
-/// `Name(a, b)` with the place of each parameter in it.
-fn label(name: &str, params: &[String]) -> (String, Vec<ParameterInformation>) {
+/// `Name(a, b)` with the place of each parameter in it, the parameters
+/// apart by `separator`: `, ` as a builtin is called, `; ` as a routine's
+/// header declares them.
+fn label(name: &str, params: &[String], separator: &str) -> (String, Vec<ParameterInformation>) {
     let mut text = format!("{name}(");
     let mut infos = Vec::new();
     for (k, p) in params.iter().enumerate() {
         if k > 0 {
-            text.push_str(", ");
+            text.push_str(separator);
         }
         let start = text.encode_utf16().count() as u32;
         text.push_str(p);
@@ -90,7 +92,7 @@ pub fn signature_help(doc: &Document, offset: usize) -> Option<SignatureHelp> {
                 }
             })
             .collect();
-        let (text, mut infos) = label(b.name, &shown);
+        let (text, mut infos) = label(b.name, &shown, ", ");
         for (info, p) in infos.iter_mut().zip(b.params) {
             info.documentation = Some(Documentation::String(p.kind.describe().to_string()));
         }
@@ -115,7 +117,7 @@ pub fn signature_help(doc: &Document, offset: usize) -> Option<SignatureHelp> {
                 }
             })
             .collect();
-        let (text, infos) = label(&r.name.text, &shown);
+        let (text, infos) = label(&r.name.text, &shown, "; ");
         let text = match r.result {
             Some((t, _)) => format!("{text}: {}", t.name()),
             None => text,
