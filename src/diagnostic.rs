@@ -91,12 +91,40 @@ impl Diagnostic {
 /// each line entered at the REPL.
 #[derive(Debug, Default, Clone)]
 pub struct SourceMap {
-    sources: Vec<(String, String)>,
+    /// Each source's name, its text, and the line of a larger text it
+    /// starts on (0 but for a notebook cell's later statements).
+    sources: Vec<(String, String, usize)>,
+}
+
+/// A source as the renderer knows it: by its id, so that two sources of
+/// one name (the statements of one notebook cell) stay apart, and shown
+/// by its name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct Shown {
+    id: SourceId,
+    name: String,
+}
+
+impl std::fmt::Display for Shown {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
 }
 
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
-        self.sources.push((name.into(), text.into()));
+        self.add_at(name, text, 0)
+    }
+
+    /// Adds a text that starts on line `first_line` (0-based) of a larger
+    /// one named `name`: its diagnostics give the larger text's lines.
+    pub fn add_at(
+        &mut self,
+        name: impl Into<String>,
+        text: impl Into<String>,
+        first_line: usize,
+    ) -> SourceId {
+        self.sources.push((name.into(), text.into(), first_line));
         self.sources.len() - 1
     }
 
@@ -120,7 +148,7 @@ impl SourceMap {
         let text = self.text(span.source);
         let start = floor_char_boundary(text, span.start.min(text.len()));
         let before = &text[..start];
-        let line = before.matches('\n').count() + 1;
+        let line = before.matches('\n').count() + 1 + self.sources[span.source].2;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         (line, column)
     }
@@ -145,10 +173,17 @@ impl SourceMap {
             .collect();
         ids.sort_unstable();
         ids.dedup();
-        let mut cache = ariadne::sources(
-            ids.iter()
-                .map(|&id| (self.sources[id].0.clone(), self.sources[id].1.as_str())),
-        );
+        // A text that starts on a later line of a larger one is drawn
+        // after as many blank lines, so its lines are numbered as there.
+        let mut cache = ariadne::sources(ids.iter().map(|&id| {
+            let (name, text, first_line) = &self.sources[id];
+            let text: std::borrow::Cow<str> = match first_line {
+                0 => text.as_str().into(),
+                n => format!("{}{text}", "\n".repeat(*n)).into(),
+            };
+            let name = name.clone();
+            (Shown { id, name }, text)
+        }));
         for d in shown {
             self.render_one(d, color, &mut cache, out);
         }
@@ -165,7 +200,7 @@ impl SourceMap {
         &self,
         diagnostic: &Diagnostic,
         color: bool,
-        cache: &mut impl ariadne::Cache<String>,
+        cache: &mut impl ariadne::Cache<Shown>,
         out: &mut dyn Write,
     ) {
         if self.text(diagnostic.span.source).is_empty() {
@@ -188,7 +223,13 @@ impl SourceMap {
             let text = self.text(span.source);
             let start = floor_char_boundary(text, span.start.min(text.len()));
             let end = floor_char_boundary(text, span.end.min(text.len())).max(start);
-            (self.name(span.source).to_string(), start..end)
+            // Past the blank lines the text is drawn after.
+            let shift = self.sources[span.source].2;
+            let shown = Shown {
+                id: span.source,
+                name: self.name(span.source).to_string(),
+            };
+            (shown, start + shift..end + shift)
         };
         let config = Config::default()
             .with_color(color)
@@ -308,6 +349,23 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn two_sources_of_one_name_are_drawn_each_at_its_own_lines() {
+        // Two statements of one notebook cell: one on its line 1, one on
+        // its line 4, named alike.
+        let mut map = SourceMap::default();
+        let first = map.add_at("cell [4]", "x := 1;", 0);
+        let second = map.add_at("cell [4]", "y := x + z;", 3);
+        let d = Diagnostic::new(Span::new(second, 9, 10), "unknown variable `z`")
+            .with_label(Span::new(second, 9, 10), "not known")
+            .with_label(Span::new(first, 0, 1), "x is assigned here");
+        let text = map.render_to_string(&d);
+        assert!(text.contains("[ cell [4]:4:10 ]"), "{text}");
+        assert!(text.contains(" 1 │ x := 1;"), "{text}");
+        assert!(text.contains(" 4 │ y := x + z;"), "{text}");
+        assert_eq!(map.line_column(Span::new(second, 9, 10)), (4, 10));
+    }
 
     #[test]
     fn line_and_column_count_characters() {

@@ -176,16 +176,15 @@ impl Repl {
         self.place = place;
     }
 
-    /// Adds a finished entry as a source: its id, and the text to parse,
-    /// which starts with blank lines when the entry is placed in a larger
-    /// text, so that its spans and lines are that text's.
-    fn add_entry(&mut self, text: &str) -> (SourceId, String) {
+    /// Adds a finished entry as a source, placed in the larger text it is
+    /// part of (so its diagnostics give that text's lines), else named
+    /// `entry N`.
+    fn add_entry(&mut self, text: &str) -> SourceId {
         self.entries += 1;
-        let (name, text) = match &self.place {
-            Some((name, line)) => (name.clone(), format!("{}{text}", "\n".repeat(*line))),
-            None => (format!("entry {}", self.entries), text.to_string()),
-        };
-        (self.sources.add(name, text.clone()), text)
+        match &self.place {
+            Some((name, line)) => self.sources.add_at(name.clone(), text, *line),
+            None => self.sources.add(format!("entry {}", self.entries), text),
+        }
     }
 
     /// An interruption: says what it did, or keeps it for the caller.
@@ -383,7 +382,7 @@ impl Repl {
             return;
         }
         let text = self.pending.take();
-        let (id, text) = self.add_entry(&text);
+        let id = self.add_entry(&text);
         let (program, errors) = parse(&text, id);
         if errors.is_empty() {
             self.run_entry(&program);
@@ -516,7 +515,7 @@ impl Repl {
             return;
         }
         self.pending.clear();
-        let (id, text) = self.add_entry(&text);
+        let id = self.add_entry(&text);
         let (program, errors) = parse(&text, id);
         if !errors.is_empty() {
             self.report_all(&errors);
@@ -529,7 +528,7 @@ impl Repl {
     /// returns the keyword's span in its new source.
     fn keyword_entry(&mut self, text: &str, len: usize) -> Span {
         self.pending.clear();
-        let (id, text) = self.add_entry(text);
+        let id = self.add_entry(text);
         let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
         Span::new(id, start, start + len)
     }

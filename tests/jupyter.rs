@@ -287,14 +287,19 @@ fn inspection_gives_the_help_text() {
     assert_eq!(cells.inspect("nothing", 3), None);
 }
 
+/// Interrupts the cell running 300 ms from now, as the interrupt button.
+fn interrupt_soon(cells: &Cells) -> std::thread::JoinHandle<()> {
+    let flag = cells.interrupt_flag();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        flag.store(true, std::sync::atomic::Ordering::SeqCst);
+    })
+}
+
 #[test]
 fn an_interrupt_stops_a_loop_and_keeps_what_completed() {
     let (mut cells, shown) = session();
-    let flag = cells.interrupt_flag();
-    let stopper = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
+    let stopper = interrupt_soon(&cells);
     let outcome = cells.execute("n := 0;\nwhile true do\n  n := n + 1;");
     stopper.join().unwrap();
     assert_eq!(
@@ -316,11 +321,7 @@ fn an_interrupt_stops_a_loop_and_keeps_what_completed() {
 fn an_interrupted_statement_on_an_open_tape_says_the_tape_is_still_open() {
     let (mut cells, shown) = session();
     cells.execute("n := 0.0;\nk := 0;\ntape");
-    let flag = cells.interrupt_flag();
-    let stopper = std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_millis(300));
-        flag.store(true, std::sync::atomic::Ordering::SeqCst);
-    });
+    let stopper = interrupt_soon(&cells);
     let outcome = cells.execute("while true do\n  k := k + 1;");
     stopper.join().unwrap();
     assert_eq!(

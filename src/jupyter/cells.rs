@@ -159,16 +159,18 @@ impl Cells {
         self.repl.take_interruption();
         self.repl.quit = false;
         let mark = self.repl.mark();
-        // Whether a statement of the cell ran before the one that fails.
-        let mut ran = false;
+        // Whether a statement of the cell ran before the one that fails:
+        // set as each entry starts, from whether a line of code came first.
+        let (mut ran, mut code_seen) = (false, false);
         for (number, line) in code.lines().enumerate() {
             if !self.repl.entry_pending() {
                 if self.picture_command(line.trim()) {
                     continue;
                 }
-                ran |= number > 0 && !code.lines().take(number).all(blank_or_comment);
+                ran = code_seen;
                 self.repl.place_next_entry(Some((name.to_string(), number)));
             }
+            code_seen |= !blank_or_comment(line);
             self.repl.line(line);
             if self.failed() || self.repl.interrupted || self.repl.quit {
                 break;

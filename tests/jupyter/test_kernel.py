@@ -143,10 +143,8 @@ class InterruptTests(unittest.TestCase):
         self.interrupt(KERNEL + "-message")
 
 
-class ErrorTests(unittest.TestCase):
-    """An error names the cell and its line, says that the cell changed
-    nothing, and with stop_on_error the cells queued behind it are aborted,
-    not run."""
+class OneKernel(unittest.TestCase):
+    """Tests that share one kernel, started before the first."""
 
     @classmethod
     def setUpClass(cls):
@@ -156,6 +154,12 @@ class ErrorTests(unittest.TestCase):
     def tearDownClass(cls):
         cls.kc.stop_channels()
         cls.km.shutdown_kernel(now=True)
+
+
+class ErrorTests(OneKernel):
+    """An error names the cell and its line, says that the cell changed
+    nothing, and with stop_on_error the cells queued behind it are aborted,
+    not run."""
 
     def reply_to(self, msg_id):
         while True:
@@ -193,17 +197,8 @@ class ErrorTests(unittest.TestCase):
         self.assertEqual(content["status"], "ok")
 
 
-class SignatureTests(unittest.TestCase):
+class SignatureTests(OneKernel):
     """A message signed with another key, or not signed, is dropped unread."""
-
-    @classmethod
-    def setUpClass(cls):
-        cls.km, cls.kc = start_new_kernel(kernel_name=KERNEL)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.kc.stop_channels()
-        cls.km.shutdown_kernel(now=True)
 
     def send_forged(self, session, code):
         shell = self.km.connect_shell(identity=uuid.uuid4().bytes)
