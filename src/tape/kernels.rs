@@ -239,6 +239,64 @@ fn bound_portable(xs: &[f64]) -> Option<f64> {
     finite.then(|| bigs.iter().fold(tail_big, |m, b| m.max(*b)))
 }
 
+/// Running sums side by side in [`sum`], [`dot`] and [`sum_squared_from`].
+const SUM_LANES: usize = 8;
+
+/// Σ f(x, y) over two slices of one length, in a fixed order: element i
+/// goes to running sum i mod 8, the eight sums are added in pairs, then the
+/// tail after the last full eight one by one. Eight sums side by side keep
+/// each add from waiting for the one before (a row's sum taken one element
+/// at a time waits four cycles per element); the order is written out, not
+/// left to the compiler, so every CPU path gives the same bits.
+#[inline(always)]
+fn lane_sum(xs: &[f64], ys: &[f64], f: impl Fn(f64, f64) -> f64) -> f64 {
+    debug_assert_eq!(xs.len(), ys.len());
+    let mut lanes = [0.0f64; SUM_LANES];
+    let (xc, yc) = (xs.chunks_exact(SUM_LANES), ys.chunks_exact(SUM_LANES));
+    let (x_tail, y_tail) = (xc.remainder(), yc.remainder());
+    for (x, y) in xc.zip(yc) {
+        for j in 0..SUM_LANES {
+            lanes[j] += f(x[j], y[j]);
+        }
+    }
+    let mut total = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5]))
+        + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+    for (&x, &y) in x_tail.iter().zip(y_tail) {
+        total += f(x, y);
+    }
+    total
+}
+
+#[inline(always)]
+fn sum_portable(xs: &[f64]) -> f64 {
+    lane_sum(xs, xs, |x, _| x)
+}
+
+#[inline(always)]
+fn dot_portable(xs: &[f64], ys: &[f64]) -> f64 {
+    lane_sum(xs, ys, |x, y| x * y)
+}
+
+#[inline(always)]
+fn sum_squared_from_portable(xs: &[f64], centre: f64) -> f64 {
+    lane_sum(xs, xs, |x, _| (x - centre) * (x - centre))
+}
+
+best_simd! {
+    /// Σ x, in [`lane_sum`]'s order.
+    pub fn sum(xs: &[f64]) -> f64 = sum_portable;
+}
+
+best_simd! {
+    /// Σ x·y over two slices of one length, in [`lane_sum`]'s order.
+    pub fn dot(xs: &[f64], ys: &[f64]) -> f64 = dot_portable;
+}
+
+best_simd! {
+    /// Σ (x − centre)², in [`lane_sum`]'s order.
+    pub fn sum_squared_from(xs: &[f64], centre: f64) -> f64 = sum_squared_from_portable;
+}
+
 /// The fewest elements from which an elementwise pass is split in two
 /// halves, one on each of two threads: 64Ki, a 128×512 matrix.
 const HALVES_FROM: usize = 1 << 16;
@@ -401,6 +459,61 @@ mod tests {
             assert_eq!(bits(&one), bits(&two), "tanh of {n}");
             assert_eq!(one.len(), n);
         }
+    }
+
+    /// The sums add in the order `lane_sum` writes down (running sum
+    /// i mod 8, the sums in pairs, then the tail), on the CPU's best path
+    /// and on the portable one, at every length around a multiple of
+    /// eight: the same bits as that order spelled out one addition at a
+    /// time, which differ from a plain running sum.
+    #[test]
+    fn lane_sums_add_in_their_written_order() {
+        let spelled_out = |terms: &[f64]| {
+            let mut lanes = [0.0f64; 8];
+            let full = terms.len() / 8 * 8;
+            for (i, t) in terms[..full].iter().enumerate() {
+                lanes[i % 8] += t;
+            }
+            let mut total = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5]))
+                + ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+            for t in &terms[full..] {
+                total += t;
+            }
+            total
+        };
+        let mut differs_from_running_sum = false;
+        for n in 0..70 {
+            let xs: Vec<f64> = (0..n)
+                .map(|i| ((i * 7919) % 1000) as f64 / 97.0 - 5.0 + 1e-9 * i as f64)
+                .collect();
+            let ys: Vec<f64> = (0..n)
+                .map(|i| ((i * 104_729) % 777) as f64 / 13.0 - 30.0)
+                .collect();
+            let centre = 0.37;
+            let products: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| x * y).collect();
+            let squares: Vec<f64> = xs.iter().map(|x| (x - centre) * (x - centre)).collect();
+            for (got, portable, want) in [
+                (sum(&xs), sum_portable(&xs), spelled_out(&xs)),
+                (
+                    dot(&xs, &ys),
+                    dot_portable(&xs, &ys),
+                    spelled_out(&products),
+                ),
+                (
+                    sum_squared_from(&xs, centre),
+                    sum_squared_from_portable(&xs, centre),
+                    spelled_out(&squares),
+                ),
+            ] {
+                assert_eq!(got.to_bits(), want.to_bits(), "length {n}");
+                assert_eq!(portable.to_bits(), want.to_bits(), "length {n}");
+            }
+            differs_from_running_sum |= sum(&xs) != xs.iter().sum::<f64>();
+        }
+        assert!(
+            differs_from_running_sum,
+            "the check would not see a running sum"
+        );
     }
 
     fn ulps(a: f64, b: f64) -> u64 {

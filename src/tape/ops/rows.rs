@@ -2,8 +2,12 @@
 //! of: `RowSoftmax`, `LayerNorm` and `CrossEntropy`. Each forward, what it
 //! keeps for its rule, and its per-link rule side by side.
 
-use ndarray::{Array2, ArrayView1, ArrayView2, Zip};
-use smallvec::smallvec;
+use std::borrow::Cow;
+
+use ndarray::{Array2, ArrayView1, ArrayView2};
+use smallvec::{SmallVec, smallvec};
+
+use super::super::kernels;
 
 use super::tensor::{Blames, Kept, OpError, Tensor};
 
@@ -13,10 +17,9 @@ pub const LAYER_NORM_EPSILON: f64 = 1e-5;
 /// `RowSoftmax(a)`: each row's e^(x - max) over their sum.
 pub(super) fn row_softmax_forward(a: &Tensor) -> Result<Tensor, OpError> {
     let v = a.view();
-    let mut out = Array2::zeros(v.dim());
-    for (i, (row, o)) in v.rows().into_iter().zip(out.rows_mut()).enumerate() {
-        let o = o.into_slice().expect("a row of a fresh matrix");
-        let (max, total) = shifted_exp(row, o);
+    let mut out = vec![0.0; v.len()];
+    let rows = shifted_exps(&v, &mut out);
+    for (i, ((max, total), o)) in rows.into_iter().zip(out.chunks_mut(v.ncols())).enumerate() {
         if max == f64::NEG_INFINITY {
             return Err(
                 OpError::new(format!("row {} of RowSoftmax's input is all -Inf", i + 1))
@@ -28,22 +31,49 @@ pub(super) fn row_softmax_forward(a: &Tensor) -> Result<Tensor, OpError> {
             *e /= total;
         }
     }
-    Ok(Tensor::matrix(out))
+    Ok(Tensor::matrix(
+        Array2::from_shape_vec(v.dim(), out).expect("the shape's own size"),
+    ))
 }
 
 /// Each element's e^(x - max) into `out`, and their sum; `max` is the row's largest.
 pub(super) fn shifted_exp(row: ArrayView1<f64>, out: &mut [f64]) -> (f64, f64) {
+    let max = shift_by_max(row, out);
+    kernels::exp_in_place(out);
+    (max, kernels::sum(out))
+}
+
+/// [`shifted_exp`] of every row of `v`, into `out` row after row, with one
+/// pass of e^x over the whole matrix rather than one per row (each element
+/// gets the same bits either way: see [`kernels::exp_in_place`]); each
+/// row's largest value and sum.
+fn shifted_exps(v: &ArrayView2<f64>, out: &mut [f64]) -> SmallVec<[(f64, f64); 64]> {
+    let cols = v.ncols();
+    let maxes: SmallVec<[f64; 64]> = v
+        .rows()
+        .into_iter()
+        .zip(out.chunks_mut(cols))
+        .map(|(row, o)| shift_by_max(row, o))
+        .collect();
+    kernels::exp_in_place(out);
+    maxes
+        .into_iter()
+        .zip(out.chunks(cols))
+        .map(|(max, o)| (max, kernels::sum(o)))
+        .collect()
+}
+
+/// Each value of `row` minus the largest, into `out`; gives the largest.
+fn shift_by_max(row: ArrayView1<f64>, out: &mut [f64]) -> f64 {
     // A row of a standard-layout matrix is a plain slice: read it as one.
-    let max = match row.as_slice() {
-        Some(xs) => shift_by_max(xs.iter().copied(), out),
-        None => shift_by_max(row.iter().copied(), out),
-    };
-    super::super::kernels::exp_in_place(out);
-    (max, out.iter().sum())
+    match row.as_slice() {
+        Some(xs) => shift_values_by_max(xs.iter().copied(), out),
+        None => shift_values_by_max(row.iter().copied(), out),
+    }
 }
 
 /// Each value minus the largest, into `out`; gives the largest.
-fn shift_by_max(values: impl Iterator<Item = f64> + Clone, out: &mut [f64]) -> f64 {
+fn shift_values_by_max(values: impl Iterator<Item = f64> + Clone, out: &mut [f64]) -> f64 {
     let max = values.clone().fold(f64::NEG_INFINITY, f64::max);
     for (o, x) in out.iter_mut().zip(values) {
         *o = x - max;
@@ -55,41 +85,51 @@ fn shift_by_max(values: impl Iterator<Item = f64> + Clone, out: &mut [f64]) -> f
 pub(super) fn row_softmax_rule(output: &Tensor, blame: &Tensor) -> Blames {
     let g = blame.view();
     let y = output.view();
-    let mut out = Array2::zeros(y.dim());
-    Zip::from(out.rows_mut())
-        .and(y.rows())
-        .and(g.rows())
-        .for_each(|mut o, y, g| {
-            let dot: f64 = y.iter().zip(g.iter()).map(|(y, g)| y * g).sum();
-            Zip::from(&mut o)
-                .and(&y)
-                .and(&g)
-                .for_each(|o, &y, &g| *o = y * (g - dot));
-        });
-    smallvec![Some(Tensor::matrix(out))]
+    let mut out = Vec::with_capacity(y.len());
+    for (y, g) in y.rows().into_iter().zip(g.rows()) {
+        let (y, g) = (row_slice(&y), row_slice(&g));
+        let dot = kernels::dot(&y, &g);
+        out.extend(y.iter().zip(g.iter()).map(|(&y, &g)| y * (g - dot)));
+    }
+    smallvec![Some(written_once(y.dim(), out))]
+}
+
+/// A matrix of `shape` from its elements in row order.
+fn written_once(shape: (usize, usize), elements: Vec<f64>) -> Tensor {
+    Tensor::matrix(Array2::from_shape_vec(shape, elements).expect("the shape's own size"))
+}
+
+/// A row as a slice: itself where the matrix is in standard layout, else
+/// a copy (the same numbers, so the same sums).
+fn row_slice<'a>(row: &ArrayView1<'a, f64>) -> Cow<'a, [f64]> {
+    match row.to_slice() {
+        Some(xs) => Cow::Borrowed(xs),
+        None => Cow::Owned(row.to_vec()),
+    }
 }
 
 /// A row's mean and 1/std (with epsilon), the same bits wherever asked.
 fn row_statistics(row: &ArrayView1<f64>) -> (f64, f64) {
     let n = row.len() as f64;
     let mean = row.sum() / n;
-    let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    let var = kernels::sum_squared_from(&row_slice(row), mean) / n;
     (mean, 1.0 / (var + LAYER_NORM_EPSILON).sqrt())
 }
 
 /// Each row less its mean, over its standard deviation; and each row's
 /// 1/std.
 fn layer_norm(x: &ArrayView2<f64>) -> (Array2<f64>, Vec<f64>) {
-    let mut out = Array2::zeros(x.dim());
+    let mut out = Vec::with_capacity(x.len());
     let mut rstds = Vec::with_capacity(x.nrows());
-    for (row, mut o) in x.rows().into_iter().zip(out.rows_mut()) {
+    for row in x.rows() {
         let (mean, rstd) = row_statistics(&row);
         rstds.push(rstd);
-        Zip::from(&mut o)
-            .and(&row)
-            .for_each(|o, &v| *o = (v - mean) * rstd);
+        out.extend(row_slice(&row).iter().map(|&v| (v - mean) * rstd));
     }
-    (out, rstds)
+    (
+        Array2::from_shape_vec(x.dim(), out).expect("the shape's own size"),
+        rstds,
+    )
 }
 
 /// `LayerNorm(a)`, keeping each row's 1/std for the rule.
@@ -110,31 +150,23 @@ pub(super) fn layer_norm_rule(
     // forward's, kept or found again by the forward's arithmetic.
     let xhat = output.view();
     let n = xhat.ncols() as f64;
-    let mut out = Array2::zeros(xhat.dim());
-    for (row, ((h_row, g_row), mut o)) in xhat
-        .rows()
-        .into_iter()
-        .zip(g.rows())
-        .zip(out.rows_mut())
-        .enumerate()
-    {
+    let mut out = Vec::with_capacity(xhat.len());
+    for (row, (h_row, g_row)) in xhat.rows().into_iter().zip(g.rows()).enumerate() {
         let rstd = match kept {
             Some(rstd) => rstd[row],
             None => row_statistics(&input.view().row(row)).1,
         };
         let mean_g = g_row.sum() / n;
-        let mean_gh: f64 = g_row
-            .iter()
-            .zip(h_row.iter())
-            .map(|(g, h)| g * h)
-            .sum::<f64>()
-            / n;
-        Zip::from(&mut o)
-            .and(&g_row)
-            .and(&h_row)
-            .for_each(|o, &g, &h| *o = rstd * (g - mean_g - h * mean_gh));
+        let (g_row, h_row) = (row_slice(&g_row), row_slice(&h_row));
+        let mean_gh = kernels::dot(&g_row, &h_row) / n;
+        out.extend(
+            g_row
+                .iter()
+                .zip(h_row.iter())
+                .map(|(&g, &h)| rstd * (g - mean_g - h * mean_gh)),
+        );
     }
-    smallvec![Some(Tensor::matrix(out))]
+    smallvec![Some(written_once(xhat.dim(), out))]
 }
 
 /// `CrossEntropy(logits, targets)`: the mean over rows of
@@ -145,13 +177,12 @@ pub(super) fn cross_entropy_forward(logits: &Tensor, targets: &[usize]) -> (Tens
     let mut kept = vec![0.0; rows * cols + rows];
     let (exps, totals) = kept.split_at_mut(rows * cols);
     let mut loss = 0.0;
-    for (i, (row, e)) in logits
+    for (i, (row, (max, total))) in logits
         .rows()
         .into_iter()
-        .zip(exps.chunks_mut(cols))
+        .zip(shifted_exps(&logits, exps))
         .enumerate()
     {
-        let (max, total) = shifted_exp(row, e);
         totals[i] = total;
         let log_sum_exp = if max == f64::NEG_INFINITY {
             max
@@ -193,4 +224,44 @@ pub(super) fn cross_entropy_rule(
         o[targets[i]] -= scale;
     }
     smallvec![Some(Tensor::matrix(out))]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The exps of a whole matrix in one pass are the bits of the exps of
+    /// each row alone, though one row (masked with -inf, or with values
+    /// whose e^x is below the fast form's range) takes e^x another way
+    /// than the rest: `RowSoftmax` and `CrossEntropy` are what they were
+    /// when each row had its own pass.
+    #[test]
+    fn exps_of_the_whole_matrix_are_each_rows_own() {
+        let rows = [
+            vec![0.5, -1.25, 3.0, 2.0, -0.75],
+            vec![1.0, f64::NEG_INFINITY, 0.25, f64::NEG_INFINITY, -2.0],
+            vec![0.0, -750.0, -1e3, 2.5, -709.5],
+            vec![-3.0, 4.0, 1e-3, 7.5, -0.5],
+        ];
+        let m = Array2::from_shape_vec((4, 5), rows.concat()).unwrap();
+        let mut whole = vec![0.0; 20];
+        let sums = shifted_exps(&m.view(), &mut whole);
+        for (i, row) in m.rows().into_iter().enumerate() {
+            let mut alone = vec![0.0; 5];
+            let (max, total) = shifted_exp(row, &mut alone);
+            assert_eq!(
+                (max.to_bits(), total.to_bits()),
+                (sums[i].0.to_bits(), sums[i].1.to_bits())
+            );
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&alone), bits(&whole[i * 5..(i + 1) * 5]), "row {i}");
+        }
+        // The masked entries are exactly 0 and the far ones underflow.
+        assert_eq!(whole[6], 0.0);
+        assert_eq!(whole[11], 0.0);
+        let softmax = row_softmax_forward(&Tensor::matrix(m)).unwrap();
+        for row in softmax.view().rows() {
+            assert!((row.sum() - 1.0).abs() < 1e-15);
+        }
+    }
 }
