@@ -31,9 +31,7 @@ pub(super) fn row_softmax_forward(a: &Tensor) -> Result<Tensor, OpError> {
             *e /= total;
         }
     }
-    Ok(Tensor::matrix(
-        Array2::from_shape_vec(v.dim(), out).expect("the shape's own size"),
-    ))
+    Ok(Tensor::matrix(from_rows(v.dim(), out)))
 }
 
 /// Each element's e^(x - max) into `out`, and their sum; `max` is the row's largest.
@@ -65,17 +63,9 @@ fn shifted_exps(v: &ArrayView2<f64>, out: &mut [f64]) -> SmallVec<[(f64, f64); 6
 
 /// Each value of `row` minus the largest, into `out`; gives the largest.
 fn shift_by_max(row: ArrayView1<f64>, out: &mut [f64]) -> f64 {
-    // A row of a standard-layout matrix is a plain slice: read it as one.
-    match row.as_slice() {
-        Some(xs) => shift_values_by_max(xs.iter().copied(), out),
-        None => shift_values_by_max(row.iter().copied(), out),
-    }
-}
-
-/// Each value minus the largest, into `out`; gives the largest.
-fn shift_values_by_max(values: impl Iterator<Item = f64> + Clone, out: &mut [f64]) -> f64 {
-    let max = values.clone().fold(f64::NEG_INFINITY, f64::max);
-    for (o, x) in out.iter_mut().zip(values) {
+    let xs = row_slice(&row);
+    let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    for (o, x) in out.iter_mut().zip(xs.iter()) {
         *o = x - max;
     }
     max
@@ -91,12 +81,13 @@ pub(super) fn row_softmax_rule(output: &Tensor, blame: &Tensor) -> Blames {
         let dot = kernels::dot(&y, &g);
         out.extend(y.iter().zip(g.iter()).map(|(&y, &g)| y * (g - dot)));
     }
-    smallvec![Some(written_once(y.dim(), out))]
+    smallvec![Some(Tensor::matrix(from_rows(y.dim(), out)))]
 }
 
-/// A matrix of `shape` from its elements in row order.
-fn written_once(shape: (usize, usize), elements: Vec<f64>) -> Tensor {
-    Tensor::matrix(Array2::from_shape_vec(shape, elements).expect("the shape's own size"))
+/// A matrix of `shape` from its elements in row order, each written once
+/// (not zeroed first).
+fn from_rows(shape: (usize, usize), elements: Vec<f64>) -> Array2<f64> {
+    Array2::from_shape_vec(shape, elements).expect("the shape's own size")
 }
 
 /// A row as a slice: itself where the matrix is in standard layout, else
@@ -126,10 +117,7 @@ fn layer_norm(x: &ArrayView2<f64>) -> (Array2<f64>, Vec<f64>) {
         rstds.push(rstd);
         out.extend(row_slice(&row).iter().map(|&v| (v - mean) * rstd));
     }
-    (
-        Array2::from_shape_vec(x.dim(), out).expect("the shape's own size"),
-        rstds,
-    )
+    (from_rows(x.dim(), out), rstds)
 }
 
 /// `LayerNorm(a)`, keeping each row's 1/std for the rule.
@@ -166,7 +154,7 @@ pub(super) fn layer_norm_rule(
                 .map(|(&g, &h)| rstd * (g - mean_g - h * mean_gh)),
         );
     }
-    smallvec![Some(written_once(xhat.dim(), out))]
+    smallvec![Some(Tensor::matrix(from_rows(xhat.dim(), out)))]
 }
 
 /// `CrossEntropy(logits, targets)`: the mean over rows of
@@ -256,7 +244,7 @@ mod tests {
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             assert_eq!(bits(&alone), bits(&whole[i * 5..(i + 1) * 5]), "row {i}");
         }
-        // The masked entries are exactly 0 and the far ones underflow.
+        // A masked entry is exactly 0, and so is one far below the max.
         assert_eq!(whole[6], 0.0);
         assert_eq!(whole[11], 0.0);
         let softmax = row_softmax_forward(&Tensor::matrix(m)).unwrap();
