@@ -62,12 +62,28 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A folder of this test's own, emptied first.
-fn scratch(name: &str) -> PathBuf {
+/// A folder of this test's own, emptied first and removed when the test
+/// is done with it (Chromium's profile in it is some megabytes).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn scratch(name: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("tapec-walk-page-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
 }
 
 /// `tapec graph PROGRAM -o PAGE`, checked to succeed.
