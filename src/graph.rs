@@ -72,7 +72,14 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
 /// the tape again with its steps written down). `title` names the program
 /// on the page. The error is a sentence for the user.
 pub fn write(tape: &mut Tape, path: &Path, title: &str, sources: &SourceMap) -> Result<(), String> {
-    let bytes = match format_of(path)? {
+    let format = format_of(path)?;
+    if format != "dot"
+        && let Some(message) =
+            crate::picture::too_many_records(tape, &format!("`{}`", path.display()))
+    {
+        return Err(message);
+    }
+    let bytes = match format {
         "png" => crate::picture::png(tape, sources)
             .map_err(|e| format!("cannot draw `{}`: {e}", path.display()))?,
         "svg" => crate::picture::svg(tape, sources).into_bytes(),

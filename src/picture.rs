@@ -33,10 +33,19 @@ pub fn shown_name(record: &Record, sources: &SourceMap) -> Option<String> {
 /// shape and range.
 const SHOWN_IN_FULL: usize = 16;
 
-/// A number as short as it can be and still readable: up to 4 decimals.
+/// A number as short as it can be and still readable: up to 4 decimals,
+/// or, for a number those would show as 0 that is not 0, 4 significant
+/// digits with an exponent (a blame of 0.00001 is `1e-5`, not `0`: a 0
+/// says the result does not depend on it).
 fn compact(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    if x != 0.0 && x.abs() < 0.00005 {
+        let text = format!("{x:.3e}");
+        let (mantissa, exponent) = text.split_once('e').expect("an exponent");
+        let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
+        return format!("{mantissa}e{exponent}");
     }
     let text = format!("{x:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
@@ -425,10 +434,37 @@ pub fn svg_of(tape: &Tape, lines: &[Vec<String>]) -> String {
     out
 }
 
+/// The most records a picture (SVG, PNG, the walk page) is drawn for. An
+/// arrow that spans layers keeps a gap in every layer it passes, so a
+/// picture's size can grow with the square of its records: a product of
+/// 2,000 factors of one variable (4,000 records) drew 137 MB of SVG in 4
+/// seconds. A thousand records are far beyond what a reader follows; the
+/// course's largest tape has about 60. DOT has no such limit.
+pub const MOST_DRAWN: usize = 1000;
+
+/// The most pixels a PNG is drawn with: 32 million (128 MB while it is
+/// drawn), against 5.4 million for the course's largest picture. A tape of
+/// 300 terms summed laid out 41,419×48,746 pixels, which took 57 seconds
+/// and 16 GB to rasterise.
+pub const MOST_PIXELS: u64 = 32 << 20;
+
+/// Why `tape` is not drawn, if it is too large to be: a sentence for the
+/// user, naming what was asked for (`what`: "`tape.svg`", "the picture").
+pub fn too_many_records(tape: &Tape, what: &str) -> Option<String> {
+    (tape.records.len() > MOST_DRAWN).then(|| {
+        format!(
+            "cannot draw {what}: the tape has {} records, and a picture is drawn for at most \
+             {MOST_DRAWN}; write it as .dot, which has no limit, or draw a smaller tape",
+            tape.records.len()
+        )
+    })
+}
+
 /// `tape`'s picture as PNG, rasterised from the same SVG by resvg (pure
 /// Rust). Text is set in DejaVu Sans Mono, which tapec carries (the
 /// `dejavu` crate), never in the machine's fonts: a fresh machine with no
-/// fonts draws the same picture, to the pixel, as any other.
+/// fonts draws the same picture, to the pixel, as any other. A picture of
+/// more than [`MOST_PIXELS`] is refused before it is rasterised.
 pub fn png(tape: &Tape, sources: &SourceMap) -> Result<Vec<u8>, String> {
     use resvg::{tiny_skia, usvg};
     use std::sync::Arc;
@@ -441,6 +477,16 @@ pub fn png(tape: &Tape, sources: &SourceMap) -> Result<Vec<u8>, String> {
     fonts.set_monospace_family("DejaVu Sans Mono");
     let tree = usvg::Tree::from_str(&text, &options).map_err(|e| e.to_string())?;
     let size = tree.size().to_int_size();
+    let pixels = u64::from(size.width()) * u64::from(size.height());
+    if pixels > MOST_PIXELS {
+        return Err(format!(
+            "the picture is {}×{} pixels, more than a PNG is drawn with ({} million); \
+             write it as .svg, which a browser shows at any size",
+            size.width(),
+            size.height(),
+            MOST_PIXELS >> 20
+        ));
+    }
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
         .ok_or("the picture is too large to rasterise")?;
     resvg::render(
@@ -460,7 +506,11 @@ mod tests {
         assert_eq!(compact(0.5), "0.5");
         assert_eq!(compact(-4.5), "-4.5");
         assert_eq!(compact(21.0), "21");
-        assert_eq!(compact(-0.00001), "0");
+        assert_eq!(compact(-0.0), "0");
+        assert_eq!(compact(0.00004), "4e-5");
+        assert_eq!(compact(-0.00001), "-1e-5");
+        assert_eq!(compact(1.2345678e-9), "1.235e-9");
+        assert_eq!(compact(0.00005), "0.0001");
         assert_eq!(compact(f64::NEG_INFINITY), "-inf");
     }
 }

@@ -300,6 +300,11 @@ impl Repl {
         Some(format!("{kind} {name}({})\n", params.join(", ")))
     }
 
+    /// Why the open or last tape is too large for a picture, if it is.
+    pub fn too_large_to_draw(&self) -> Option<String> {
+        crate::picture::too_many_records(&self.interp.tape, "the tape's picture")
+    }
+
     /// The open or last tape drawn as SVG, as `:graph FILE.svg` writes it.
     pub fn picture(&self) -> Option<String> {
         if self.interp.tape.records.is_empty() {

@@ -435,6 +435,64 @@ fn graph_says_on_stderr_where_it_wrote_the_picture() {
     );
 }
 
+/// `tapec graph PROGRAM -o OUT` of a program written to the scratch
+/// folder: the exit status and stderr, with OUT's path as `OUT`.
+fn graph_of(name: &str, program: &str, out: &str) -> (i32, String) {
+    let dir = scratch();
+    let source = dir.join(format!("{name}.tape"));
+    std::fs::write(&source, program).unwrap();
+    let target = dir.join(out);
+    let shown = target.display().to_string();
+    let opts = tapec::RunOptions::new(source);
+    let (code, err) = tapec::with_big_stack(move || {
+        let mut err = Vec::new();
+        let code = tapec::graph_file(&opts, Some(&target), Box::new(std::io::sink()), &mut err);
+        (code, String::from_utf8_lossy(&err).into_owned())
+    });
+    (code, err.replace(&shown, "OUT"))
+}
+
+/// A picture too large to read or to draw in reasonable time and memory
+/// is refused with a sentence, before it is drawn: more than a thousand
+/// records (a product of 1,200 factors of one variable), or a PNG of more
+/// than 32 million pixels (a sum of 200 terms). The same tapes as DOT, and
+/// the sum's as SVG, are written.
+#[test]
+fn a_picture_too_large_to_draw_is_refused() {
+    let factors = vec!["x"; 1200].join(" * ");
+    let chain = format!("x := 1.0;\ntape\n  y := {factors};\nend;\n");
+    for out in ["chain.svg", "chain.png", "chain.html"] {
+        let (code, err) = graph_of("chain", &chain, out);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(
+            err,
+            "Error: cannot draw `OUT`: the tape has 1200 records, and a picture is drawn for \
+             at most 1000; write it as .dot, which has no limit, or draw a smaller tape\n"
+        );
+    }
+    let (code, err) = graph_of("chain", &chain, "chain.dot");
+    assert_eq!((code, err.as_str()), (0, "tapec graph wrote OUT\n"));
+
+    let terms: Vec<String> = (1..=200).map(|i| format!("y{i}")).collect();
+    let products: String = (1..=200).map(|i| format!("  y{i} := x * {i};\n")).collect();
+    let sum = format!(
+        "x := 1.0;\ntape\n{products}  s := {};\nend;\n",
+        terms.join(" + ")
+    );
+    let (code, err) = graph_of("sum", &sum, "sum.png");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.starts_with("Error: cannot draw `OUT`: the picture is ")
+            && err.ends_with(
+                " pixels, more than a PNG is drawn with (32 million); write it as .svg, \
+                 which a browser shows at any size\n"
+            ),
+        "{err}"
+    );
+    let (code, err) = graph_of("sum", &sum, "sum.svg");
+    assert_eq!((code, err.as_str()), (0, "tapec graph wrote OUT\n"));
+}
+
 /// The attention example's walk, step by step, as `tapec graph --walk`
 /// prints it: every share is an exact half or quarter, and those `k` gets
 /// add up to the blame LANGUAGE.md's worked example shows.

@@ -219,6 +219,15 @@ impl Cells {
     /// `:graph` alone shows the tape's picture in the cell, and `:walk`
     /// the walk's page; every other command is the REPL's.
     fn picture_command(&mut self, line: &str) -> bool {
+        if matches!(line, ":graph" | ":walk")
+            && let Some(message) = self.repl.too_large_to_draw()
+        {
+            emit(Output::Stream {
+                stderr: true,
+                text: format!("{message}\n"),
+            });
+            return true;
+        }
         match line {
             ":graph" => {
                 let output = match self.repl.picture() {
