@@ -296,6 +296,9 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    if let Some(message) = unfit_script_name(&script_path, &opts.path) {
+        return report_unplaced(message, opts.color, err);
+    }
     let program_folder = opts.path.parent().unwrap_or(Path::new(""));
     let files_from = relative_folder(&folder, program_folder);
     let Some(script) = export_python(opts, &files_from, err) else {
@@ -319,6 +322,54 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
         runtime.display()
     );
     EXIT_OK
+}
+
+/// The modules an exported script and its runtime import: a script of one
+/// of these names would be imported in their place, since Python looks in
+/// the script's own folder first.
+const IMPORTED: &[&str] = &[
+    "tape_runtime",
+    "torch",
+    "numpy",
+    "matplotlib",
+    "linecache",
+    "math",
+    "os",
+    "re",
+    "struct",
+    "sys",
+];
+
+/// Why the script cannot be written at `script`, if it cannot: over the
+/// program itself, or under the name of a module it imports (the runtime
+/// written beside it among them).
+fn unfit_script_name(script: &Path, program: &Path) -> Option<String> {
+    let same_file = match (script.canonicalize(), program.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same_file {
+        return Some(format!(
+            "cannot write the script to `{}`: that is the program itself; name the script \
+             with `-o`, such as `-o {}`",
+            script.display(),
+            program.with_extension("py").display()
+        ));
+    }
+    let stem = script.file_stem()?.to_str()?;
+    let is_python = script.extension().is_some_and(|e| e == "py");
+    (is_python && IMPORTED.contains(&stem)).then(|| {
+        let name = if stem == "tape_runtime" {
+            "the runtime written beside it".to_string()
+        } else {
+            format!("the module `{stem}` it imports")
+        };
+        format!(
+            "cannot name the script `{}`: Python would import it in place of {name}; name \
+             it otherwise with `-o`, such as `-o {stem}_program.py`",
+            script.display()
+        )
+    })
 }
 
 /// The folder `to` as a path from the folder `from` (`programs` from the

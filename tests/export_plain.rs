@@ -46,6 +46,7 @@ fn exported_programs_print_what_tapec_prints() {
     std::fs::write(dir.join("tape_runtime.py"), tapec::export::RUNTIME).unwrap();
     for program in [
         "tests/export_output/statements.tape",
+        "tests/export_output/long_chains.tape",
         "tests/run/else_if_chain.tape",
         "tests/run/call_depth_1000.tape",
         "tests/run/mod_minus_one.tape",
@@ -158,5 +159,55 @@ fn tapec_export_writes_the_script_and_its_runtime() {
     ]);
     assert_eq!(out.status.code(), Some(1));
     assert!(!dir.join("r.py").exists());
+
+    // Never over the program, nor under a name Python would import in
+    // place of a module the script needs (the runtime's, PyTorch's).
+    let program = dir.join("prog.tape");
+    let text = "WriteLn(1);\n";
+    std::fs::write(&program, text).unwrap();
+    let out = tapec(&[program.as_os_str(), "-o".as_ref(), program.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!(
+            "Error: cannot write the script to `{}`: that is the program itself; name the \
+             script with `-o`, such as `-o {}`\n",
+            program.display(),
+            dir.join("prog.py").display()
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&program).unwrap(), text);
+    let runtime = dir.join("tape_runtime.py");
+    let torch = dir.join("torch.tape");
+    std::fs::write(&torch, text).unwrap();
+    for (args, told) in [
+        (
+            vec![program.as_os_str(), "-o".as_ref(), runtime.as_os_str()],
+            format!(
+                "Error: cannot name the script `{}`: Python would import it in place of the \
+                 runtime written beside it; name it otherwise with `-o`, such as \
+                 `-o tape_runtime_program.py`\n",
+                runtime.display()
+            ),
+        ),
+        (
+            vec![torch.as_os_str()],
+            format!(
+                "Error: cannot name the script `{}`: Python would import it in place of the \
+                 module `torch` it imports; name it otherwise with `-o`, such as \
+                 `-o torch_program.py`\n",
+                dir.join("torch.py").display()
+            ),
+        ),
+    ] {
+        let out = tapec(&args);
+        assert_eq!(out.status.code(), Some(1));
+        assert_eq!(String::from_utf8_lossy(&out.stderr), told);
+    }
+    assert!(!dir.join("torch.py").exists());
+    assert_eq!(
+        std::fs::read_to_string(&runtime).unwrap(),
+        tapec::export::RUNTIME
+    );
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -58,6 +58,10 @@ use crate::syntax::tree::{
 };
 use crate::tape::ops::Unary;
 
+/// The most operators of one chain (`a + b + c`) written as nested calls,
+/// `rt.add(rt.add(a, b), c)`; a longer chain is one `rt.chain` call.
+const LONGEST_NESTED: usize = 32;
+
 /// The runtime the script imports, written beside it.
 pub const RUNTIME: &str = include_str!("tape_runtime.py");
 
@@ -70,8 +74,12 @@ const RESERVED: &[&str] = &[
     "str", "bool", "len",
 ];
 
+/// A name of the program as the script spells it: with `_` added to a
+/// reserved name, to one starting with `_` (the script's own names do),
+/// and to one ending with `_`, so that no two names meet (`lambda` is
+/// `lambda_`, and `lambda_` is `lambda__`).
 fn py_name(name: &str) -> String {
-    if RESERVED.contains(&name) || name.starts_with('_') {
+    if RESERVED.contains(&name) || name.starts_with('_') || name.ends_with('_') {
         format!("{name}_")
     } else {
         name.to_string()
@@ -718,6 +726,23 @@ impl Exporter<'_> {
                     UnaryOp::Neg => format!("rt.neg({x})"),
                     UnaryOp::Not => format!("rt.not_({x})"),
                 }
+            }
+            ExprKind::Chain { first, rest } if rest.len() > LONGEST_NESTED => {
+                // One call, not a call per operator: Python reads at most
+                // 200 nested brackets. Each operand is a function the
+                // runtime calls just before its operator applies, so the
+                // order (and what `and`/`or` skip) is the nested calls'.
+                let mut parts = vec![self.expr(first)?];
+                for (op, _, rhs) in rest {
+                    let op = match op {
+                        BinaryOp::And => "\"and\"".to_string(),
+                        BinaryOp::Or => "\"or\"".to_string(),
+                        _ => format!("rt.{}", binary(*op)),
+                    };
+                    parts.push(op);
+                    parts.push(format!("lambda: {}", self.expr(rhs)?));
+                }
+                format!("rt.chain({})", parts.join(", "))
             }
             ExprKind::Chain { first, rest } => {
                 let mut acc = self.expr(first)?;

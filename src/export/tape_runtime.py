@@ -507,6 +507,24 @@ def _kind(v):
     return "a matrix"
 
 
+def chain(value, *steps):
+    """A long run of operators of one level, `a + b - c ...` (the script
+    writes a short one as nested calls): `steps` alternate an operator
+    (a function of this runtime, or "and" or "or") and its right operand
+    as a function of no arguments, called just before its operator
+    applies, so that operands run in the nested calls' order and `and`
+    and `or` skip theirs as they do there."""
+    for i in range(0, len(steps), 2):
+        op, operand = steps[i], steps[i + 1]
+        if op == "and":
+            value = truth(value) and truth(operand())
+        elif op == "or":
+            value = truth(value) or truth(operand())
+        else:
+            value = op(value, operand())
+    return value
+
+
 def truth(v, where=None):
     if type(v) is not bool:
         raise TapeError(where, f"a condition must be a Boolean, not {_kind(v)}")
