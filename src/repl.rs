@@ -1064,10 +1064,33 @@ impl Pending {
         if self.open_blocks > 0 || hanging {
             return true;
         }
-        let (_, errors) = parse(&self.text, 0);
+        let (program, errors) = parse(&self.text, 0);
+        if errors.is_empty() {
+            // `if c then s` with no `;` after it may still take an `else`
+            // on the next line, as it would in a file.
+            return self.last != Some(Token::Semi)
+                && program.body.last().is_some_and(else_may_follow);
+        }
         errors
             .iter()
             .any(|d| d.span.start >= self.text.trim_end().len())
+    }
+}
+
+/// Whether an `else` written after `stmt` would belong to it: it ends in
+/// an `if` without one (itself, or the last statement it runs).
+fn else_may_follow(stmt: &crate::syntax::tree::Stmt) -> bool {
+    use crate::syntax::tree::StmtKind;
+    match &stmt.kind {
+        StmtKind::If {
+            otherwise: None, ..
+        } => true,
+        StmtKind::If {
+            otherwise: Some(last),
+            ..
+        } => else_may_follow(last),
+        StmtKind::For { body, .. } | StmtKind::While { body, .. } => else_may_follow(body),
+        _ => false,
     }
 }
 
