@@ -245,6 +245,12 @@ impl Repl {
                 .trim_end_matches(';')
                 .trim()
                 .to_ascii_lowercase();
+            if bare == "tape" && tape_open {
+                // Refused at once, as `take_line` refuses it.
+                invalid = true;
+                pending.clear();
+                continue;
+            }
             if (bare == "tape" && !tape_open) || (bare == "end" && tape_open) {
                 tape_open = !tape_open;
                 pending.clear();
@@ -397,6 +403,20 @@ impl Repl {
         self.show_warnings();
     }
 
+    /// The session ends (piped input ran out, Ctrl-D): a tape still open
+    /// at the prompt is said to have been left open. (A notebook's cell
+    /// ends its input but not the session, whose tape may go on in the
+    /// next cell.)
+    pub fn end_of_session(&mut self) {
+        self.end_of_input();
+        if let Some(span) = self.tape_started {
+            let warning = Diagnostic::warning(span, "the input ended with this tape still open")
+                .with_label(span, "no `end;` closed it, so it was never walked")
+                .with_hint("close a tape with `end;` to walk it and read its blame");
+            self.report_all(&[warning]);
+        }
+    }
+
     /// Takes lines until they run out or one is `:quit`, then ends the
     /// input: piped input, read as it comes.
     pub fn take_lines(&mut self, lines: impl Iterator<Item = String>) {
@@ -407,7 +427,7 @@ impl Repl {
             self.line(line.trim_end_matches(['\n', '\r']));
         }
         if !self.quit {
-            self.end_of_input();
+            self.end_of_session();
         }
     }
 
@@ -498,8 +518,15 @@ impl Repl {
             .trim_end_matches(';')
             .trim()
             .to_ascii_lowercase();
-        if bare == "tape" && self.tape_started.is_none() {
+        // `tape` alone opens a tape at the prompt; with one open already it
+        // is refused at once (it would otherwise wait for its own `end`,
+        // taking every line and command typed meanwhile).
+        if bare == "tape" {
             let span = self.keyword_entry(&text, 4);
+            if self.tape_started.is_some() {
+                self.report(&tape_in_prompt_tape(span));
+                return;
+            }
             let before = self.interp.snapshot();
             match self.interp.open_tape(span) {
                 Ok(()) => {
@@ -563,15 +590,7 @@ impl Repl {
         let mut errors = check::check(program, &self.known(), true);
         if self.tape_started.is_some() {
             errors.extend(program.body.iter().filter_map(|s| match &s.kind {
-                StmtKind::Tape { .. } => {
-                    let mut d = errors::nested_tape(errors::tape_keyword(s.span));
-                    d.hints = vec![
-                        "a tape is still open at this prompt (`tape>`): `end;` closes it, \
-                         `:drop` drops it and puts every variable back as it was before it"
-                            .to_string(),
-                    ];
-                    Some(d)
-                }
+                StmtKind::Tape { .. } => Some(tape_in_prompt_tape(errors::tape_keyword(s.span))),
                 _ => None,
             }));
         }
@@ -1077,6 +1096,17 @@ impl Pending {
     }
 }
 
+/// A `tape` (at `span`) entered while a tape is open at the prompt.
+fn tape_in_prompt_tape(span: Span) -> Diagnostic {
+    let mut d = errors::nested_tape(span);
+    d.hints = vec![
+        "a tape is still open at this prompt (`tape>`): `end;` closes it, `:drop` drops it \
+         and puts every variable back as it was before it"
+            .to_string(),
+    ];
+    d
+}
+
 /// Whether an `else` written after `stmt` would belong to it: it ends in
 /// an `if` without one (itself, or the last statement it runs).
 fn else_may_follow(stmt: &crate::syntax::tree::Stmt) -> bool {
@@ -1212,7 +1242,7 @@ pub fn run_on_stdin(color: bool) -> i32 {
                     session.clear_line();
                 }
                 Err(_) => {
-                    session.end_of_input();
+                    session.end_of_session();
                     break;
                 }
             }
