@@ -305,11 +305,22 @@ pub fn io_reason(e: &std::io::Error) -> String {
     }
 }
 
-/// Why a file could not be written, in plain words: as [`io_reason`], but a
-/// missing file means its folder is missing.
-pub fn io_write_reason(e: &std::io::Error) -> String {
+/// Why the file `path` could not be written, in plain words: as
+/// [`io_reason`], but "not found" is said of its folder when that is
+/// missing, and of the place otherwise (`/proc` refuses new files so).
+pub fn io_write_reason(e: &std::io::Error, path: &std::path::Path) -> String {
     match e.kind() {
-        std::io::ErrorKind::NotFound => "its folder does not exist".to_string(),
+        std::io::ErrorKind::NotFound => {
+            let folder = match path.parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => std::path::Path::new("."),
+            };
+            if folder.is_dir() {
+                "no file can be made there".to_string()
+            } else {
+                "its folder does not exist".to_string()
+            }
+        }
         _ => io_reason(e),
     }
 }
@@ -349,6 +360,25 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_not_found_is_said_of_its_folder_only_when_that_is_missing() {
+        let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let here = std::env::temp_dir().join("made-here.txt");
+        assert_eq!(
+            io_write_reason(&not_found, &here),
+            "no file can be made there"
+        );
+        let missing = std::env::temp_dir()
+            .join("no-such-folder-here")
+            .join("x.txt");
+        assert_eq!(
+            io_write_reason(&not_found, &missing),
+            "its folder does not exist"
+        );
+        let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert_eq!(io_write_reason(&denied, &here), "permission denied");
+    }
 
     #[test]
     fn two_sources_of_one_name_are_drawn_each_at_its_own_lines() {

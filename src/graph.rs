@@ -98,7 +98,7 @@ pub fn write(tape: &mut Tape, path: &Path, title: &str, sources: &SourceMap) -> 
         format!(
             "cannot write `{}`: {}",
             path.display(),
-            crate::diagnostic::io_write_reason(&e)
+            crate::diagnostic::io_write_reason(&e, path)
         )
     })
 }

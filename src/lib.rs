@@ -310,7 +310,7 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
             let message = format!(
                 "cannot write `{}`: {}",
                 path.display(),
-                diagnostic::io_write_reason(&e)
+                diagnostic::io_write_reason(&e, path)
             );
             return report_unplaced(message, opts.color, err);
         }

@@ -1063,7 +1063,7 @@ fn cannot_write(
         format!(
             "cannot write `{}`: {}",
             full.display(),
-            crate::diagnostic::io_write_reason(e)
+            crate::diagnostic::io_write_reason(e, full)
         ),
     )
     .with_hint(format!("a path is relative to {paths_from}"))

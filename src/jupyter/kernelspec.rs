@@ -130,7 +130,7 @@ pub fn install(place: &Place, executable: &Path) -> Result<PathBuf, String> {
             format!(
                 "cannot write `{}`: {}",
                 path.display(),
-                crate::diagnostic::io_write_reason(&e)
+                crate::diagnostic::io_write_reason(&e, &path)
             )
         })
     };
@@ -138,7 +138,7 @@ pub fn install(place: &Place, executable: &Path) -> Result<PathBuf, String> {
         format!(
             "cannot make the folder `{}`: {}",
             dir.display(),
-            crate::diagnostic::io_write_reason(&e)
+            crate::diagnostic::io_write_reason(&e, &dir)
         )
     })?;
     write("kernel.json", kernel_json(executable).as_bytes())?;
