@@ -802,6 +802,17 @@ impl Repl {
             .split_once(char::is_whitespace)
             .unwrap_or((command, ""));
         let rest = rest.trim();
+        if !rest.is_empty()
+            && matches!(
+                name,
+                "quit" | "q" | "vars" | "tape" | "drop" | "reset" | "walk"
+            )
+        {
+            self.say(&format!(
+                "`:{name}` takes nothing after it, so it did not run; enter `:{name}` alone\n"
+            ));
+            return;
+        }
         match name {
             "help" if rest.trim().is_empty() => self.say(HELP),
             "help" => self.help(rest.trim()),
