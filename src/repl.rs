@@ -31,7 +31,7 @@ pub const WALK_PROMPT: &str = "walk> ";
 const HELP: &str = "\
 Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
-  :help NAME      a builtin's signature, doc line and example
+  :help NAME      a builtin's signature, doc line and example, or what a keyword does
   :vars           every variable with its shape
   :tape           the records of the open or last tape
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
@@ -779,13 +779,24 @@ impl Repl {
 
     /// `:help NAME`: the builtin's declaration, as a reader wants it.
     fn help(&mut self, name: &str) {
+        if let Some(help) = crate::syntax::lexer::keyword_help(name) {
+            self.say(&format!(
+                "{} (a word of the language): {help}\n",
+                name.to_ascii_lowercase()
+            ));
+            return;
+        }
         match crate::declarations::find(name) {
             Some(b) => self.say(&b.help()),
             None => {
-                let names = crate::declarations::BUILTINS.iter().map(|b| b.name);
+                let names = crate::declarations::BUILTINS.iter().map(|b| b.name).chain(
+                    crate::syntax::lexer::KEYWORDS
+                        .iter()
+                        .map(|(word, _, _)| *word),
+                );
                 let mut d = self
                     .sources
-                    .unplaced(format!("there is no builtin called `{name}`"));
+                    .unplaced(format!("there is no builtin or keyword called `{name}`"));
                 d = match crate::diagnostic::near_miss(name, names) {
                     Some(close) => d.with_hint(format!("did you mean `{close}`?")),
                     None => d.with_hint(

@@ -148,7 +148,7 @@ fn the_builtins_reference_is_generated_from_the_declarations() {
 }
 
 #[test]
-fn help_prints_each_builtins_signature_doc_and_example() {
+fn help_prints_each_builtins_signature_doc_and_example_and_each_keywords_help() {
     for b in BUILTINS {
         let out = tapec::repl::transcript(&format!(":help {}", b.name));
         assert!(out.contains(&b.signature()), "{}: {out}", b.name);
@@ -157,7 +157,11 @@ fn help_prints_each_builtins_signature_doc_and_example() {
     }
     let err = tapec::repl::transcript(":help Tahn");
     assert!(
-        err.contains("no builtin called `Tahn`") && err.contains("did you mean `Tanh`?"),
+        err.contains("no builtin or keyword called `Tahn`") && err.contains("did you mean `Tanh`?"),
         "{err}"
     );
+    for (word, _, help) in tapec::syntax::lexer::KEYWORDS {
+        let out = tapec::repl::transcript(&format!(":help {}", word.to_uppercase()));
+        assert_eq!(out, format!("{word} (a word of the language): {help}\n"));
+    }
 }

@@ -294,7 +294,7 @@ impl Cells {
         matches.retain(|c| c.starts_with(&word));
         if !command {
             let lower = word.to_lowercase();
-            let keywords = crate::lsp::completion::KEYWORDS.iter();
+            let keywords = crate::lsp::completion::keywords();
             matches.extend(
                 keywords
                     .filter(|k| k.starts_with(&lower))

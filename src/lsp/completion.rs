@@ -16,35 +16,12 @@ use crate::syntax::tree::TypeName;
 
 use super::analysis::Document;
 
-/// The lexer's keywords (a test holds each to it).
-pub const KEYWORDS: &[&str] = &[
-    "program",
-    "and",
-    "begin",
-    "break",
-    "continue",
-    "div",
-    "do",
-    "downto",
-    "else",
-    "end",
-    "for",
-    "function",
-    "if",
-    "mod",
-    "not",
-    "or",
-    "procedure",
-    "repeat",
-    "tape",
-    "then",
-    "to",
-    "until",
-    "var",
-    "while",
-    "true",
-    "false",
-];
+/// The lexer's keywords, in its order.
+pub fn keywords() -> impl Iterator<Item = &'static str> {
+    crate::syntax::lexer::KEYWORDS
+        .iter()
+        .map(|(word, _, _)| *word)
+}
 
 const TYPES: [TypeName; 5] = [
     TypeName::Integer,
@@ -239,9 +216,11 @@ pub fn completions(
         ));
     }
     let in_expression = place == Place::Expression;
-    for k in KEYWORDS {
+    for (k, _, help) in crate::syntax::lexer::KEYWORDS {
         if !in_expression || ["not", "true", "false"].contains(k) {
-            items.push(item(k, CompletionItemKind::KEYWORD, None));
+            let mut keyword = item(k, CompletionItemKind::KEYWORD, None);
+            keyword.documentation = Some(Documentation::String(help.to_string()));
+            items.push(keyword);
         }
     }
     if in_expression {
@@ -334,10 +313,13 @@ mod tests {
 
     #[test]
     fn every_keyword_is_the_lexers() {
-        for k in KEYWORDS {
-            let (tokens, errors) = lex(k, 0);
-            assert!(errors.is_empty() && tokens.len() == 1, "{k}");
-            assert!(!matches!(tokens[0].0, Token::Ident(_)), "{k} is no keyword");
+        for (k, token, help) in crate::syntax::lexer::KEYWORDS {
+            for spelled in [k.to_string(), k.to_uppercase()] {
+                let (tokens, errors) = lex(&spelled, 0);
+                assert!(errors.is_empty() && tokens.len() == 1, "{k}");
+                assert_eq!(&tokens[0].0, token, "{spelled}");
+            }
+            assert!(!help.is_empty(), "{k} has no help");
         }
     }
 }

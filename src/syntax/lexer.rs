@@ -190,36 +190,150 @@ pub enum Token {
     Error,
 }
 
+/// The language's words: each with its token and what `:help WORD` says
+/// of it (one line, then an example). `keyword` reads this table, so a
+/// word cannot be added without its help.
+pub const KEYWORDS: &[(&str, Token, &str)] = &[
+    (
+        "program",
+        Token::Program,
+        "names the program, on its first line: `program Name;` (optional)",
+    ),
+    (
+        "and",
+        Token::And,
+        "true when both Booleans are; the right one is not worked out when the left is false: `if (i > 0) and (x[1, i] > 0) then ...`",
+    ),
+    (
+        "begin",
+        Token::Begin,
+        "groups statements where one is expected, up to its `end`: `for i := 1 to 3 do begin ... end;`",
+    ),
+    (
+        "break",
+        Token::Break,
+        "leaves the innermost loop at once: `if x > 7 then break;`",
+    ),
+    (
+        "continue",
+        Token::Continue,
+        "goes on with the innermost loop's next turn: `if i mod 2 = 0 then continue;`",
+    ),
+    (
+        "div",
+        Token::Div,
+        "Integer division, rounded toward zero: `7 div 2` is 3",
+    ),
+    (
+        "do",
+        Token::Do,
+        "the one statement a `for` or `while` runs each turn follows it: `while n < 3 do n := n + 1;`",
+    ),
+    (
+        "downto",
+        Token::Downto,
+        "a `for` that counts down by one: `for j := 3 downto 1 do Write(j);`",
+    ),
+    (
+        "else",
+        Token::Else,
+        "the statement an `if` runs when its condition is false: `if n = 0 then WriteLn('zero') else WriteLn('more');`",
+    ),
+    (
+        "end",
+        Token::End,
+        "closes a `begin` or a `tape`; `end;` after a tape walks it back and makes the blame ready",
+    ),
+    (
+        "for",
+        Token::For,
+        "counts an Integer by one from a bound to another, both worked out once: `for i := 1 to 10 do total := total + i;`",
+    ),
+    (
+        "function",
+        Token::Function,
+        "a routine that gives back the value it assigns to `Result`: `function Square(x: Real): Real; begin Result := x * x; end;`",
+    ),
+    (
+        "if",
+        Token::If,
+        "runs a statement when a Boolean is true: `if x > 0 then WriteLn('positive');`",
+    ),
+    (
+        "mod",
+        Token::Mod,
+        "the remainder of Integer division, with the sign of the left side: `7 mod 2` is 1",
+    ),
+    (
+        "not",
+        Token::Not,
+        "the opposite of a Boolean: `while not done do ...`",
+    ),
+    (
+        "or",
+        Token::Or,
+        "true when either Boolean is; the right one is not worked out when the left is true: `if (n = 0) or (x > 1) then ...`",
+    ),
+    (
+        "procedure",
+        Token::Procedure,
+        "a routine that gives nothing, called as a statement: `procedure Greet(name: String); begin WriteLn('hello, ', name); end;`",
+    ),
+    (
+        "repeat",
+        Token::Repeat,
+        "runs the statements up to its `until` again and again, at least once, until the condition is true: `repeat n := n - 1; until n = 0;`",
+    ),
+    (
+        "tape",
+        Token::Tape,
+        "records the statements up to its `end;`, then walks them back, so that `Blame(x)` says how much the tape's last number moves with `x`: `tape y := w * w; end;`",
+    ),
+    (
+        "then",
+        Token::Then,
+        "the one statement an `if` runs when its condition is true follows it: `if x > 0 then WriteLn('yes');`",
+    ),
+    (
+        "to",
+        Token::To,
+        "a `for` that counts up by one: `for i := 1 to 10 do ...`",
+    ),
+    (
+        "until",
+        Token::Until,
+        "ends a `repeat`: the loop stops once its condition is true: `until n = 0;`",
+    ),
+    (
+        "var",
+        Token::Var,
+        "declares variables with a type, checked on every assignment: `var i, j: Integer; h: Matrix;`; before a parameter, it names the caller's variable: `procedure Swap(var a, b: Integer);`",
+    ),
+    (
+        "while",
+        Token::While,
+        "runs a statement while a Boolean is true, checked before each turn: `while n < 3 do n := n + 1;`",
+    ),
+    ("true", Token::True, "the Boolean true"),
+    ("false", Token::False, "the Boolean false"),
+];
+
 fn keyword(word: &str) -> Option<Token> {
-    Some(match word.to_ascii_lowercase().as_str() {
-        "program" => Token::Program,
-        "and" => Token::And,
-        "begin" => Token::Begin,
-        "break" => Token::Break,
-        "continue" => Token::Continue,
-        "div" => Token::Div,
-        "do" => Token::Do,
-        "downto" => Token::Downto,
-        "else" => Token::Else,
-        "end" => Token::End,
-        "for" => Token::For,
-        "function" => Token::Function,
-        "if" => Token::If,
-        "mod" => Token::Mod,
-        "not" => Token::Not,
-        "or" => Token::Or,
-        "procedure" => Token::Procedure,
-        "repeat" => Token::Repeat,
-        "tape" => Token::Tape,
-        "then" => Token::Then,
-        "to" => Token::To,
-        "until" => Token::Until,
-        "var" => Token::Var,
-        "while" => Token::While,
-        "true" => Token::True,
-        "false" => Token::False,
-        _ => return None,
-    })
+    let word = word.to_ascii_lowercase();
+    KEYWORDS
+        .iter()
+        .find(|(w, _, _)| *w == word)
+        .map(|(_, token, _)| token.clone())
+}
+
+/// What `:help WORD` says of a keyword of the language, if `word` is one
+/// (in any case).
+pub fn keyword_help(word: &str) -> Option<&'static str> {
+    let word = word.to_ascii_lowercase();
+    KEYWORDS
+        .iter()
+        .find(|(w, _, _)| *w == word)
+        .map(|(_, _, help)| *help)
 }
 
 impl std::fmt::Display for Token {
