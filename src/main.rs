@@ -45,9 +45,16 @@ enum Command {
         after_help = "Example:\n  tapec run programs/attention.tape\n  tapec run bench/gpt.tape 27 8 16 64 200"
     )]
     Run {
-        file: PathBuf,
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        args: Vec<String>,
+        /// The program file, then its arguments: every word after the file
+        /// is the program's, `--color` and `--threads` too (put tapec's
+        /// options before the file).
+        #[arg(
+            required = true,
+            trailing_var_arg = true,
+            allow_hyphen_values = true,
+            value_name = "FILE [ARGS]"
+        )]
+        words: Vec<String>,
     },
     /// Parse and check a program without running it, reporting every error at once.
     #[command(after_help = "Example:\n  tapec check programs/attention.tape")]
@@ -189,7 +196,10 @@ fn main() {
         }
     };
     let code = match cli.command {
-        Some(Command::Run { file, args }) => run(file, args, color),
+        Some(Command::Run { mut words }) => {
+            let file = PathBuf::from(words.remove(0));
+            run(file, words, color)
+        }
         Some(Command::File(words)) => {
             let file = PathBuf::from(&words[0]);
             if file.extension().is_some_and(|e| e == "tape") || file.is_file() {

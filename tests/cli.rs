@@ -34,6 +34,27 @@ fn a_program_file_runs_without_the_run_command() {
         "{:?}",
         with_args
     );
+    // Every word after the file is the program's, tapec's own options
+    // and `--` too, with `run` as without it; tapec's go before the file.
+    let dir = std::env::temp_dir().join(format!("tapec-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("params.tape");
+    std::fs::write(
+        &program,
+        "for i := 1 to ParamCount do Write(ParamStr(i), ' ');\nWriteLn;\n",
+    )
+    .unwrap();
+    let program = program.to_str().unwrap();
+    let words = ["--color", "never", "--threads", "2", "--", "x"];
+    let passed = "--color never --threads 2 -- x \n";
+    for lead in [&["run", program][..], &[program][..]] {
+        let args: Vec<&str> = lead.iter().chain(&words).copied().collect();
+        let (out, err, code) = tapec(&args);
+        assert_eq!((code, out.as_str()), (0, passed), "{args:?}: {err}");
+    }
+    let (out, err, code) = tapec(&["run", "--color", "never", "--threads", "1", program, "y"]);
+    assert_eq!((code, out.as_str()), (0, "y \n"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -18,7 +18,7 @@ fn a_line_shows_while_the_program_runs() {
     )
     .expect("write the program");
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_tapec"));
-    command.arg("run").arg(&program).arg("--color").arg("never");
+    command.arg("run").arg("--color").arg("never").arg(&program);
     let mut p = spawn_command(command, Some(20_000)).expect("start tapec run in a pty");
     p.exp_string("started\r\n")
         .expect("the line, while the loop still runs");
