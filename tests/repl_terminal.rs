@@ -83,3 +83,20 @@ fn prompts_continuation_and_ctrl_c() {
     p.send_line(":quit").expect("send");
     p.exp_eof().expect("the session ends");
 }
+
+/// Lines that reach the terminal in one write (a paste without bracketed
+/// paste, or keys typed while a line runs) each run in turn: the line
+/// editor keeps what it read ahead instead of dropping it with the line.
+#[test]
+fn lines_pasted_at_once_all_run() {
+    let mut p = session();
+    p.exp_string("tapec> ").expect("main prompt");
+    p.send("p1 := 11;\rp2 := 22;\rp3 := 33;\r").expect("send");
+    p.flush().expect("one write");
+    p.exp_string("p1 = 11").expect("the first line");
+    p.exp_string("p2 = 22").expect("the second line");
+    p.exp_string("p3 = 33").expect("the third line");
+    p.exp_string("tapec> ").expect("prompt again");
+    p.send_line(":quit").expect("send");
+    p.exp_eof().expect("the session ends");
+}
