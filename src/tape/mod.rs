@@ -496,10 +496,12 @@ impl Tape {
             .unwrap_or(f64::INFINITY)
     }
 
-    /// Whether the value of record `node` depends on a leaf that a variable
-    /// other than `name` holds: if not, every blame a program can ask for,
-    /// except that of `node` itself, is 0. Records come after their inputs,
-    /// so one pass down from `node` finds every record it depends on.
+    /// Whether the value of record `node` depends on a record that a
+    /// variable other than `name` holds (a leaf read into the tape, or a
+    /// value the tape assigned it, such as `m := [[1, 2]]`): if not, every
+    /// blame a program can ask for, except that of `node` itself, is 0.
+    /// Records come after their inputs, so one pass down from `node` finds
+    /// every record it depends on.
     pub fn depends_on_another_variable(&self, node: u32, name: &str) -> bool {
         let mut needed = vec![false; node as usize + 1];
         needed[node as usize] = true;
@@ -508,14 +510,11 @@ impl Tape {
                 continue;
             }
             let record = &self.records[i];
-            if record.op == Op::Leaf {
-                if record.name.as_deref().is_some_and(|n| n != name) {
-                    return true;
-                }
-            } else {
-                for &input in &record.inputs {
-                    needed[input as usize] = true;
-                }
+            if record.name.as_deref().is_some_and(|n| n != name) {
+                return true;
+            }
+            for &input in &record.inputs {
+                needed[input as usize] = true;
             }
         }
         false
