@@ -126,6 +126,8 @@ fn place(doc: &Document, offset: usize) -> Place {
         .map(|(t, _)| t);
     use Token::*;
     match before {
+        // `WriteLn(x:8:3)`: a width, where an expression goes.
+        Some(Colon) if in_call(doc, start) => Place::Expression,
         Some(Colon) => Place::Type,
         Some(
             Assign | Plus | Minus | Star | Slash | Eq | Ne | Lt | Le | Gt | Ge | LParen | LBracket
@@ -133,6 +135,33 @@ fn place(doc: &Document, offset: usize) -> Place {
         ) => Place::Expression,
         _ => Place::Statement,
     }
+}
+
+/// Whether `at` is inside the parentheses of a call (not of a routine's
+/// header, where a `:` is followed by a type).
+fn in_call(doc: &Document, at: usize) -> bool {
+    let mut depth = 0usize;
+    let before: Vec<&Token> = doc
+        .tokens
+        .iter()
+        .take_while(|(_, s)| s.end <= at)
+        .map(|(t, _)| t)
+        .collect();
+    for (i, token) in before.iter().enumerate().rev() {
+        match token {
+            Token::RParen => depth += 1,
+            Token::LParen if depth > 0 => depth -= 1,
+            Token::LParen => {
+                let header = i >= 2
+                    && matches!(before[i - 1], Token::Ident(_))
+                    && matches!(before[i - 2], Token::Procedure | Token::Function);
+                return !header;
+            }
+            Token::Semi | Token::Begin | Token::End if depth == 0 => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 pub fn completions(
@@ -186,8 +215,13 @@ pub fn completions(
             ));
         }
     }
+    // Inside an expression only what gives a value: no procedure.
+    let in_expression = place == Place::Expression;
     for entry in &names.routines {
         let label = &entry.routine.name.text;
+        if in_expression && !entry.routine.is_function {
+            continue;
+        }
         if !items.iter().any(|i| &i.label == label) {
             items.push(item(
                 label,
@@ -197,6 +231,9 @@ pub fn completions(
         }
     }
     for b in BUILTINS {
+        if in_expression && b.kind == crate::declarations::Kind::Procedure {
+            continue;
+        }
         let mut it = item(b.name, CompletionItemKind::FUNCTION, Some(b.signature()));
         it.documentation = Some(if markdown {
             Documentation::MarkupContent(MarkupContent {
@@ -215,8 +252,12 @@ pub fn completions(
             Some("constant".to_string()),
         ));
     }
-    let in_expression = place == Place::Expression;
+    // Routines and the program's name are declared at the top level only.
+    let in_routine = names.routine_at(offset).is_some();
     for (k, _, help) in crate::syntax::lexer::KEYWORDS {
+        if in_routine && ["program", "procedure", "function"].contains(k) {
+            continue;
+        }
         if !in_expression || ["not", "true", "false"].contains(k) {
             let mut keyword = item(k, CompletionItemKind::KEYWORD, None);
             keyword.documentation = Some(Documentation::String(help.to_string()));
@@ -309,6 +350,61 @@ mod tests {
         assert!(!in_routine.contains(&"function …".to_string()));
         let typed = labels("var w: \n", "w: ");
         assert_eq!(typed, ["Integer", "Real", "Boolean", "String", "Matrix"]);
+    }
+
+    #[test]
+    fn an_expression_is_offered_only_what_gives_a_value() {
+        let text = "procedure P;\nbegin\nend;\nfunction F(x: Real): Real;\nbegin\n  Result := x;\nend;\nx := 1;\ny := 1 + \n";
+        let offered = labels(text, "y := 1 + ");
+        for wanted in ["F", "Tanh", "x", "not"] {
+            assert!(offered.iter().any(|l| l == wanted), "{wanted}: {offered:?}");
+        }
+        for unwanted in ["P", "WriteLn", "Nudge", "Seed", "Save", "Plot", "Show"] {
+            assert!(
+                !offered.iter().any(|l| l == unwanted),
+                "{unwanted}: {offered:?}"
+            );
+        }
+        // A statement may call a procedure.
+        let statement = labels("procedure P;\nbegin\nend;\n\n", "end;\n\n");
+        assert!(statement.iter().any(|l| l == "P") && statement.iter().any(|l| l == "WriteLn"));
+    }
+
+    #[test]
+    fn a_colon_in_a_call_is_a_width_and_in_a_declaration_a_type() {
+        let types = ["Integer", "Real", "Boolean", "String", "Matrix"];
+        let width = labels("x := 2.5;\nWriteLn(x: \n", "WriteLn(x: ");
+        assert!(width.iter().any(|l| l == "x"), "{width:?}");
+        assert!(
+            !width.iter().any(|l| types.contains(&l.as_str())),
+            "{width:?}"
+        );
+        let width = labels("x := 2.5;\nWriteLn('x = ', (x + 1):8: \n", ":8: ");
+        assert!(
+            !width.iter().any(|l| types.contains(&l.as_str())),
+            "{width:?}"
+        );
+        for (text, cursor) in [
+            ("function G(a: \n", "G(a: "),
+            ("procedure Q(var b: Real; c: \n", "c: "),
+            ("function H(a: Real): \n", "): "),
+            ("var i, j: Integer; h: \n", "h: "),
+        ] {
+            assert_eq!(labels(text, cursor), types, "{text}");
+        }
+    }
+
+    #[test]
+    fn inside_a_routine_no_routine_or_program_is_offered_to_declare() {
+        let text = "procedure P;\nbegin\n  \nend;\n";
+        let offered = labels(text, "begin\n  ");
+        for unwanted in ["program", "procedure", "function"] {
+            assert!(
+                !offered.iter().any(|l| l == unwanted),
+                "{unwanted}: {offered:?}"
+            );
+        }
+        assert!(offered.iter().any(|l| l == "while"), "{offered:?}");
     }
 
     #[test]
