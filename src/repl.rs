@@ -357,8 +357,18 @@ impl Repl {
     }
 
     /// Drops a half-entered entry (Ctrl-C at the prompt).
+    /// Ctrl-C at the prompt: the line typed so far is dropped; at the walk's
+    /// prompt, the walk stops.
     pub fn clear_line(&mut self) {
         self.pending.clear();
+        if self.walking.is_some() {
+            self.walk_on(true);
+        }
+    }
+
+    /// Whether the walk is being stepped through (the `walk> ` prompt).
+    pub fn is_walking(&self) -> bool {
+        self.walking.is_some()
     }
 
     fn say(&mut self, text: &str) {
@@ -1242,7 +1252,11 @@ pub fn run_on_stdin(color: bool) -> i32 {
         );
         let mut entry: Vec<String> = Vec::new();
         while !session.quit {
+            let walking = session.is_walking();
             match editor.readline(session.prompt()) {
+                // An answer at the walk's prompt (Enter, `q`) is no entry
+                // to recall.
+                Ok(line) if walking => session.line(&line),
                 Ok(line) => {
                     // A recalled entry of several lines comes back whole.
                     for part in line.split('\n') {
@@ -1263,6 +1277,8 @@ pub fn run_on_stdin(color: bool) -> i32 {
                     entry.clear();
                     session.clear_line();
                 }
+                // Ctrl-D at the walk's prompt stops the walk, as `q` does.
+                Err(rustyline::error::ReadlineError::Eof) if walking => session.clear_line(),
                 Err(_) => {
                     session.end_of_session();
                     break;

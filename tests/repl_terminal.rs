@@ -62,11 +62,24 @@ fn prompts_continuation_and_ctrl_c() {
     p.exp_string("walk stopped after 2 of 3 steps")
         .expect("q stops it");
     p.exp_string("tapec> ").expect("prompt again");
+    // Ctrl-C and Ctrl-D at the walk's prompt stop the walk, not the session.
+    for (key, stopped) in [
+        ('c', "walk stopped after 1 of 3 steps"),
+        ('d', "walk stopped after 1 of 3 steps"),
+    ] {
+        p.send_line(":walk").expect("send");
+        p.exp_string("walk> ").expect("the walk prompt");
+        p.send_control(key).expect("the key");
+        p.exp_string(stopped).expect("the key stops the walk");
+        p.exp_string("tapec> ").expect("prompt again");
+    }
+    p.send_line("n > 0").expect("send");
+    p.exp_string("true").expect("the session goes on");
+    p.exp_string("tapec> ").expect("prompt again");
 
     // History holds whole entries: the up arrow brings back all three
     // lines of a routine, and Enter defines it again.
-    // Each line waits for its prompt: the editor drops what is typed
-    // before it reads.
+    // Each line waits for its prompt, so that the prompts are seen.
     p.send_line("procedure Hello;").expect("send");
     p.exp_string("...> ").expect("continuation prompt");
     p.send_line("begin WriteLn('hello')").expect("send");
