@@ -31,7 +31,7 @@ pub const WALK_PROMPT: &str = "walk> ";
 const HELP: &str = "\
 Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
-  :help NAME      a builtin's signature, doc line and example, or what a keyword does
+  :help NAME      a builtin (Tanh), a keyword (tape) or a command (:walk) explained
   :vars           every variable with its shape
   :tape           the records of the open or last tape
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
@@ -789,6 +789,20 @@ impl Repl {
 
     /// `:help NAME`: the builtin's declaration, as a reader wants it.
     fn help(&mut self, name: &str) {
+        if let Some(command) = name.strip_prefix(':') {
+            let word = command.split_whitespace().next().unwrap_or("");
+            let line = HELP.lines().find(|l| {
+                l.trim_start()
+                    .strip_prefix(':')
+                    .and_then(|l| l.split_whitespace().next())
+                    == Some(word)
+            });
+            match line {
+                Some(line) => self.say(&format!("{}\n", line.trim())),
+                None => self.say(&format!("unknown command `:{word}`; :help lists them\n")),
+            }
+            return;
+        }
         if let Some(help) = crate::syntax::lexer::keyword_help(name) {
             self.say(&format!(
                 "{} (a word of the language): {help}\n",
