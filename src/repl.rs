@@ -43,6 +43,18 @@ Enter statements; each runs when it is complete.
   :quit           leave (also Ctrl-D)
 ";
 
+/// What `:help` says of the prompt's command `:word`, if there is one.
+pub fn command_help(word: &str) -> Option<&'static str> {
+    HELP.lines()
+        .find(|l| {
+            l.trim_start()
+                .strip_prefix(':')
+                .and_then(|l| l.split_whitespace().next())
+                == Some(word)
+        })
+        .map(str::trim)
+}
+
 /// One interactive session. Program output and echoes go to `out`,
 /// diagnostics to `err`.
 pub struct Repl {
@@ -151,7 +163,7 @@ impl Repl {
     }
 
     /// Shows a value kept back, because something else is shown after it.
-    fn release_value(&mut self) {
+    pub fn release_value(&mut self) {
         if let Some(text) = self.held.take() {
             self.interp.print(&text);
             let _ = self.interp.out.flush();
@@ -791,14 +803,8 @@ impl Repl {
     fn help(&mut self, name: &str) {
         if let Some(command) = name.strip_prefix(':') {
             let word = command.split_whitespace().next().unwrap_or("");
-            let line = HELP.lines().find(|l| {
-                l.trim_start()
-                    .strip_prefix(':')
-                    .and_then(|l| l.split_whitespace().next())
-                    == Some(word)
-            });
-            match line {
-                Some(line) => self.say(&format!("{}\n", line.trim())),
+            match command_help(word) {
+                Some(line) => self.say(&format!("{line}\n")),
                 None => self.say(&format!("unknown command `:{word}`; :help lists them\n")),
             }
             return;

@@ -272,6 +272,39 @@ fn completion_offers_names_builtins_keywords_and_commands() {
     // Positions count characters, not bytes.
     let (matches, start, _) = cells.complete("{ é } Tra", 9);
     assert_eq!((matches, start), (vec!["Transpose".to_string()], 6));
+    // A command where its `:` opens the line; in a call the `:` is a width.
+    let (matches, _, _) = cells.complete("x := 1;\n  :wa", 14);
+    assert_eq!(matches, vec!["walk".to_string()]);
+    let (matches, _, _) = cells.complete("WriteLn(We:", 11);
+    assert!(
+        !matches.iter().any(|m| m == "walk" || m == "vars"),
+        "{matches:?}"
+    );
+}
+
+#[test]
+fn a_value_before_a_picture_shows_before_it_and_quit_does_not_end_the_cell() {
+    let (mut cells, shown) = session();
+    cells.execute("k := [[1, 2]];\ntape\n  s := Sum(k);\nend;");
+    shown.borrow_mut().clear();
+    assert_eq!(cells.execute("s\n:graph"), Outcome::Done { result: None });
+    let shown_now: Vec<Output> = shown.borrow_mut().drain(..).collect();
+    let [
+        Output::Stream {
+            stderr: false,
+            text,
+        },
+        Output::Display(_),
+    ] = &shown_now[..]
+    else {
+        panic!("the value, then the picture: {shown_now:?}");
+    };
+    assert_eq!(text, "3.000000\n");
+    let outcome = cells.execute("x := 1;\n:quit\nWriteLn(x + 1);");
+    assert_eq!(outcome, Outcome::Done { result: None });
+    let (out, err) = streams(&shown);
+    assert_eq!(out, "x = 1\n2\n");
+    assert!(err.starts_with("`:quit` leaves the prompt"), "{err}");
 }
 
 #[test]
@@ -285,6 +318,19 @@ fn inspection_gives_the_help_text() {
     cells.execute("w := [[1, 2, 3]];");
     assert_eq!(cells.inspect("w", 1).as_deref(), Some("w : 1×3\n"));
     assert_eq!(cells.inspect("nothing", 3), None);
+    // A keyword and a command, as `:help` tells them.
+    assert_eq!(
+        cells.inspect("tape", 2),
+        Some(tapec::repl::transcript(":help tape").trim_end().to_string())
+    );
+    assert_eq!(
+        cells.inspect(":walk", 3),
+        Some(
+            tapec::repl::transcript(":help :walk")
+                .trim_end()
+                .to_string()
+        )
+    );
 }
 
 /// Interrupts the cell running 300 ms from now, as the interrupt button.

@@ -219,6 +219,19 @@ impl Cells {
     /// `:graph` alone shows the tape's picture in the cell, and `:walk`
     /// the walk's page; every other command is the REPL's.
     fn picture_command(&mut self, line: &str) -> bool {
+        // A value echoed before the picture shows before it.
+        if matches!(line, ":graph" | ":walk") {
+            self.repl.release_value();
+        }
+        if line == ":quit" || line == ":q" {
+            emit(Output::Stream {
+                stderr: true,
+                text: "`:quit` leaves the prompt; a notebook's kernel is stopped or restarted \
+                       from the notebook, so the cell goes on\n"
+                    .to_string(),
+            });
+            return true;
+        }
         if matches!(line, ":graph" | ":walk")
             && let Some(message) = self.repl.too_large_to_draw()
         {
@@ -273,7 +286,15 @@ impl Cells {
         let (start, end) = word_around(code, cursor);
         let chars: Vec<char> = code.chars().collect();
         let word: String = chars[start..cursor.min(chars.len())].iter().collect();
-        let command = start > 0 && chars[start - 1] == ':';
+        // A command only where its `:` opens the line (in `WriteLn(x:8)`
+        // a `:` is a width).
+        let command = start > 0
+            && chars[start - 1] == ':'
+            && chars[..start - 1]
+                .iter()
+                .rev()
+                .take_while(|c| **c != '\n')
+                .all(|c| c.is_whitespace());
         // Names match as written; keywords in any case, as the lexer
         // reads them.
         let mut matches: Vec<String> = Vec::new();
@@ -323,8 +344,20 @@ impl Cells {
         if word.is_empty() {
             return None;
         }
+        // `:walk` at the start of its line: the command.
+        let line_before: String = code.chars().take(start).collect();
+        let line_before = line_before.rsplit('\n').next().unwrap_or("");
+        if line_before.trim() == ":" {
+            return crate::repl::command_help(&word).map(str::to_string);
+        }
         if let Some(b) = crate::declarations::find(&word) {
             return Some(b.help());
+        }
+        if let Some(help) = crate::syntax::lexer::keyword_help(&word) {
+            return Some(format!(
+                "{} (a word of the language): {help}",
+                word.to_ascii_lowercase()
+            ));
         }
         self.repl.describe(&word)
     }

@@ -253,6 +253,12 @@ pub fn message_of(
         serde_json::from_value(json(0)?).map_err(|e| format!("its header is not one: {e}"))?;
     let content = json(3)?;
     let content = JupyterMessageContent::from_type_and_content(&header.msg_type, content.clone())
+        .or_else(|_| {
+            JupyterMessageContent::from_type_and_content(
+                &header.msg_type,
+                with_defaults(&header.msg_type, content.clone()),
+            )
+        })
         .unwrap_or(JupyterMessageContent::UnknownMessage(UnknownMessage {
             msg_type: header.msg_type.clone(),
             content,
@@ -266,6 +272,47 @@ pub fn message_of(
         buffers: raw.jparts[4..].to_vec(),
         channel: None,
     })
+}
+
+/// A request's content with the protocol's defaults for the fields a
+/// client left out (or sent as null): ipykernel takes such requests, and
+/// so does this kernel. A cursor outside the code is put at its end.
+fn with_defaults(msg_type: &str, mut content: serde_json::Value) -> serde_json::Value {
+    use serde_json::{Value, json};
+    let Some(fields) = content.as_object_mut() else {
+        return content;
+    };
+    let mut default = |name: &str, value: Value| {
+        if fields.get(name).is_none_or(Value::is_null) {
+            fields.insert(name.to_string(), value);
+        }
+    };
+    default("code", json!(""));
+    match msg_type {
+        "execute_request" => {
+            default("silent", json!(false));
+            default("store_history", json!(true));
+            default("user_expressions", json!({}));
+            default("allow_stdin", json!(false));
+            default("stop_on_error", json!(true));
+        }
+        "inspect_request" => default("detail_level", json!(0)),
+        _ => {}
+    }
+    if matches!(msg_type, "complete_request" | "inspect_request") {
+        let length = fields
+            .get("code")
+            .and_then(Value::as_str)
+            .map_or(0, |code| code.chars().count());
+        let inside = fields
+            .get("cursor_pos")
+            .and_then(Value::as_u64)
+            .is_some_and(|at| at as usize <= length);
+        if !inside {
+            fields.insert("cursor_pos".to_string(), json!(length));
+        }
+    }
+    content
 }
 
 /// The kernel's messages name it as their sender.
@@ -442,6 +489,24 @@ impl Shell {
                 },
                 request,
             )),
+            // A request whose content is none of the protocol's, even with
+            // its defaults, is answered with an error rather than left to
+            // wait.
+            _ if request.header.msg_type.ends_with("_request") => {
+                let asked = &request.header.msg_type;
+                Some(reply(
+                    UnknownMessage {
+                        msg_type: asked.replace("_request", "_reply"),
+                        content: serde_json::json!({
+                            "status": "error",
+                            "ename": "BadRequest",
+                            "evalue": format!("this kernel cannot read this `{asked}`'s content"),
+                            "traceback": [],
+                        }),
+                    },
+                    request,
+                ))
+            }
             _ => {
                 eprintln!(
                     "tapec jupyter kernel: no answer for `{}` on shell",
@@ -920,6 +985,42 @@ mod tests {
         assert!(wrong.contains("signature does not match"), "{wrong}");
         let missing = message_of(frames(None), &key()).unwrap_err();
         assert!(!missing.is_empty());
+    }
+
+    #[test]
+    fn a_request_without_its_optional_fields_is_read_with_the_protocols_defaults() {
+        use serde_json::json;
+        let typed = |kind: &str, content: serde_json::Value| {
+            JupyterMessageContent::from_type_and_content(kind, with_defaults(kind, content))
+                .expect("typed")
+        };
+        // The crate's types alone refuse these.
+        assert!(
+            JupyterMessageContent::from_type_and_content(
+                "execute_request",
+                json!({"code": "x := 1;"})
+            )
+            .is_err()
+        );
+        assert!(matches!(
+            typed("execute_request", json!({"code": "x := 1;"})),
+            JupyterMessageContent::ExecuteRequest(ref e)
+                if e.code == "x := 1;" && !e.silent && e.store_history && e.stop_on_error
+        ));
+        for cursor in [json!(null), json!(-1), json!(99)] {
+            assert!(matches!(
+                typed("complete_request", json!({"code": "Ta", "cursor_pos": cursor})),
+                JupyterMessageContent::CompleteRequest(ref c) if c.cursor_pos == 2
+            ));
+        }
+        assert!(matches!(
+            typed("inspect_request", json!({"code": "tapé"})),
+            JupyterMessageContent::InspectRequest(ref i) if i.cursor_pos == 4
+        ));
+        assert!(matches!(
+            typed("is_complete_request", json!({})),
+            JupyterMessageContent::IsCompleteRequest(ref i) if i.code.is_empty()
+        ));
     }
 
     #[test]
