@@ -437,7 +437,7 @@ pub fn svg_of(tape: &Tape, lines: &[Vec<String>]) -> String {
 /// The most records a picture (SVG, PNG, the walk page) is drawn for. An
 /// arrow that spans layers keeps a gap in every layer it passes, so a
 /// picture's size can grow with the square of its records: a product of
-/// 2,000 factors of one variable (4,000 records) drew 137 MB of SVG in 4
+/// 2,000 factors of one variable (2,000 records) drew 137 MB of SVG in 4
 /// seconds. A thousand records are far beyond what a reader follows; the
 /// course's largest tape has about 60. DOT has no such limit.
 pub const MOST_DRAWN: usize = 1000;

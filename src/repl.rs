@@ -368,9 +368,8 @@ impl Repl {
         }
     }
 
-    /// Drops a half-entered entry (Ctrl-C at the prompt).
-    /// Ctrl-C at the prompt: the line typed so far is dropped; at the walk's
-    /// prompt, the walk stops.
+    /// Ctrl-C at the prompt: the entry typed so far is dropped; at the
+    /// walk's prompt, the walk stops.
     pub fn clear_line(&mut self) {
         self.pending.clear();
         if self.walking.is_some() {
