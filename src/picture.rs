@@ -439,7 +439,7 @@ pub fn svg_of(tape: &Tape, lines: &[Vec<String>]) -> String {
 /// picture's size can grow with the square of its records: a product of
 /// 2,000 factors of one variable (2,000 records) drew 137 MB of SVG in 4
 /// seconds. A thousand records are far beyond what a reader follows; the
-/// course's largest tape has about 60. DOT has no such limit.
+/// course's largest tape has 35. DOT has no such limit.
 pub const MOST_DRAWN: usize = 1000;
 
 /// The most pixels a PNG is drawn with: 32 million (128 MB while it is
