@@ -280,6 +280,18 @@ fn completion_offers_names_builtins_keywords_and_commands() {
         !matches.iter().any(|m| m == "walk" || m == "vars"),
         "{matches:?}"
     );
+    // Nothing inside a string or a comment, even one not closed yet.
+    for (code, cursor) in [
+        ("WriteLn('Ta", 11),
+        ("{ é Ta", 6),
+        ("x := 1; // Ta", 13),
+        ("WriteLn('a', 'Ta')", 16),
+    ] {
+        let (matches, _, _) = cells.complete(code, cursor);
+        assert!(matches.is_empty(), "{code}: {matches:?}");
+    }
+    let (matches, _, _) = cells.complete("{ é } Ta", 8);
+    assert!(matches.iter().any(|m| m == "Tanh"), "{matches:?}");
 }
 
 #[test]

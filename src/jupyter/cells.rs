@@ -284,6 +284,11 @@ impl Cells {
     /// a `:` the commands — and the word's start and end, in characters.
     pub fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
         let (start, end) = word_around(code, cursor);
+        // Nothing inside a comment or a string, as the language server.
+        let at: usize = code.chars().take(cursor).map(char::len_utf8).sum();
+        if crate::lsp::completion::in_text(code, at) {
+            return (Vec::new(), start, end);
+        }
         let chars: Vec<char> = code.chars().collect();
         let word: String = chars[start..cursor.min(chars.len())].iter().collect();
         // A command only where its `:` opens the line (in `WriteLn(x:8)`

@@ -68,7 +68,7 @@ fn item(label: &str, kind: CompletionItemKind, detail: Option<String>) -> Comple
 /// typed: the text before it read by the lexer's rules (comments do not
 /// nest and do not start in a string; a string ends at its line), so a
 /// comment or a string not closed yet, as while it is being typed, counts.
-fn in_text(text: &str, offset: usize) -> bool {
+pub fn in_text(text: &str, offset: usize) -> bool {
     #[derive(PartialEq)]
     enum In {
         Code,
