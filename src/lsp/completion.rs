@@ -140,28 +140,10 @@ fn place(doc: &Document, offset: usize) -> Place {
 /// Whether `at` is inside the parentheses of a call (not of a routine's
 /// header, where a `:` is followed by a type).
 fn in_call(doc: &Document, at: usize) -> bool {
-    let mut depth = 0usize;
-    let before: Vec<&Token> = doc
-        .tokens
-        .iter()
-        .take_while(|(_, s)| s.end <= at)
-        .map(|(t, _)| t)
-        .collect();
-    for (i, token) in before.iter().enumerate().rev() {
-        match token {
-            Token::RParen => depth += 1,
-            Token::LParen if depth > 0 => depth -= 1,
-            Token::LParen => {
-                let header = i >= 2
-                    && matches!(before[i - 1], Token::Ident(_))
-                    && matches!(before[i - 2], Token::Procedure | Token::Function);
-                return !header;
-            }
-            Token::Semi | Token::Begin | Token::End if depth == 0 => return false,
-            _ => {}
-        }
-    }
-    false
+    super::signature::open_call(doc, at).is_some_and(|(_, _, name)| {
+        let before = name.checked_sub(1).map(|b| &doc.tokens[b].0);
+        !matches!(before, Some(Token::Procedure | Token::Function))
+    })
 }
 
 pub fn completions(
