@@ -210,7 +210,10 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(&format!("x: {X_LABEL} 1 to {}\n", m.ncols()));
+    match m.ncols() {
+        1 => text.push_str(&format!("x: {X_LABEL} 1\n")),
+        n => text.push_str(&format!("x: {X_LABEL} 1 to {n}\n")),
+    }
     let left_out = m.iter().filter(|v| !(**v as f32).is_finite()).count();
     if left_out > 0 {
         text.push_str(&format!(
