@@ -649,3 +649,34 @@ fn the_shipped_notebooks_give_their_saved_outputs() {
         Duration::from_secs(600),
     );
 }
+
+#[test]
+fn an_expression_is_evaluated_without_changing_the_session() {
+    let (mut cells, shown) = session();
+    cells.execute("Ex := 6;");
+    streams(&shown);
+    assert_eq!(cells.evaluate("Ex * 7"), Ok("42".to_string()));
+    assert_eq!(
+        cells.evaluate("  [[1, 2]] * Ex  "),
+        Ok("  row 1: 6.000000 12.000000".to_string())
+    );
+    for (text, why) in [
+        ("Ex := 1", "is not an expression"),
+        ("Ex * 2; Ex", "is not an expression"),
+        (":vars", "is not an expression"),
+        ("Ex * (", "is not an expression"),
+        ("WriteLn(Ex)", "gives no value"),
+        ("Nope + 1", "Nope"),
+    ] {
+        let failure = cells.evaluate(text).expect_err(text);
+        assert!(failure.evalue.contains(why), "{text}: {}", failure.evalue);
+    }
+    // WriteLn ran: what it printed shows, as in a cell.
+    assert_eq!(streams(&shown).0, "6\n");
+    assert_eq!(
+        cells.execute("Ex;"),
+        Outcome::Done {
+            result: Some("6".to_string())
+        }
+    );
+}

@@ -273,6 +273,46 @@ impl Cells {
         }
     }
 
+    /// One of an `execute_request`'s `user_expressions`: the value of the
+    /// expression `text`, as the prompt would echo it, with the session
+    /// left as it was. What a function it calls prints is shown, as it
+    /// would be in a cell; a statement is refused before it runs.
+    pub fn evaluate(&mut self, text: &str) -> Result<String, Failure> {
+        let text = text.trim();
+        let refused = |why: String| Failure {
+            ename: "error".to_string(),
+            evalue: why.clone(),
+            traceback: vec![why],
+        };
+        let (program, problems) = crate::syntax::parser::parse(text, 0);
+        let one_expression = problems.is_empty()
+            && !text.starts_with(':')
+            && matches!(program.body.as_slice(),
+                [stmt] if matches!(stmt.kind, crate::syntax::tree::StmtKind::Expr(_)));
+        if !one_expression {
+            return Err(refused(format!("`{text}` is not an expression")));
+        }
+        self.errors.take();
+        self.repl.take_value();
+        let mark = self.repl.mark();
+        self.repl
+            .place_next_entry(Some(("expression".to_string(), 0)));
+        self.repl.line(text);
+        if self.repl.entry_pending() {
+            self.repl.end_of_input();
+        }
+        self.repl.place_next_entry(None);
+        let rendered = self.errors.take();
+        let value = self.repl.take_value();
+        self.repl.undo_to(mark);
+        if !rendered.is_empty() {
+            return Err(failure(&rendered));
+        }
+        value
+            .map(|v| v.trim_end_matches('\n').to_string())
+            .ok_or_else(|| refused(format!("`{text}` gives no value")))
+    }
+
     /// Whether `code` is complete by the prompt's rule.
     pub fn is_complete(&self, code: &str) -> Completeness {
         self.repl.completeness(code)

@@ -18,9 +18,10 @@ use jupyter_protocol::connection_info::ConnectionInfo;
 use jupyter_protocol::media::{Media, MediaType};
 use jupyter_protocol::messaging::{
     CodeMirrorMode, CompleteReply, DisplayData, ErrorOutput, ExecuteInput, ExecuteReply,
-    ExecuteResult, ExecutionCount, HistoryEntry, HistoryReply, InspectReply, InterruptReply,
-    IsCompleteReply, JupyterMessage, JupyterMessageContent, KernelInfoReply, LanguageInfo,
-    ReplyError, ReplyStatus, ShutdownReply, Status, Stdio, StreamContent, UnknownMessage,
+    ExecuteResult, ExecutionCount, ExpressionResult, HistoryEntry, HistoryReply, InspectReply,
+    InterruptReply, IsCompleteReply, JupyterMessage, JupyterMessageContent, KernelInfoReply,
+    LanguageInfo, ReplyError, ReplyStatus, ShutdownReply, Status, Stdio, StreamContent,
+    UnknownMessage,
 };
 use jupyter_zmq_client::{
     Connection, RawMessage, SubscriptionEvent, create_kernel_control_connection,
@@ -39,6 +40,9 @@ enum Job {
         code: String,
         /// The cell's name in diagnostics: `cell [3]`.
         name: String,
+        /// The request's `user_expressions`, evaluated after a cell that
+        /// succeeds.
+        expressions: Vec<(String, String)>,
         events: mpsc::UnboundedSender<Event>,
     },
     IsComplete {
@@ -57,11 +61,15 @@ enum Job {
     },
 }
 
-/// What a running cell sends back: its outputs as they come, then its end.
+/// What a running cell sends back: its outputs as they come, then its end
+/// with the values of its `user_expressions`.
 enum Event {
     Output(Output),
-    End(Outcome),
+    End(Outcome, Vec<(String, Evaluated)>),
 }
+
+/// A `user_expressions` entry's value as the prompt echoes it, or why not.
+type Evaluated = Result<String, super::cells::Failure>;
 
 /// Whether a cell is running, and the flag that stops it: an interrupt
 /// (SIGINT or `interrupt_request`) between cells must not stop the next.
@@ -178,11 +186,23 @@ fn start_cells() -> (std::sync::mpsc::Sender<Job>, Arc<AtomicBool>) {
             let _ = flag_out.send(cells.interrupt_flag());
             for job in inbox {
                 match job {
-                    Job::Execute { code, name, events } => {
+                    Job::Execute {
+                        code,
+                        name,
+                        expressions,
+                        events,
+                    } => {
                         *current.borrow_mut() = Some(events.clone());
                         let outcome = cells.execute_named(&code, &name);
+                        let values = match outcome {
+                            Outcome::Done { .. } => expressions
+                                .into_iter()
+                                .map(|(key, text)| (key, cells.evaluate(&text)))
+                                .collect(),
+                            _ => Vec::new(),
+                        };
                         *current.borrow_mut() = None;
-                        let _ = events.send(Event::End(outcome));
+                        let _ = events.send(Event::End(outcome, values));
                     }
                     Job::IsComplete { code, reply } => {
                         let _ = reply.send(cells.is_complete(&code));
@@ -408,6 +428,21 @@ struct Shell {
     history: Vec<(usize, String, String)>,
 }
 
+/// A `user_expressions` entry as the protocol writes it.
+fn expression_result(value: Evaluated) -> ExpressionResult {
+    match value {
+        Ok(text) => ExpressionResult::Ok {
+            data: Media::new(vec![MediaType::Plain(text)]),
+            metadata: Default::default(),
+        },
+        Err(failure) => ExpressionResult::Error {
+            ename: failure.ename,
+            evalue: failure.evalue,
+            traceback: failure.traceback,
+        },
+    }
+}
+
 impl Shell {
     fn publish(&self, message: JupyterMessage) {
         let _ = self.iopub.send(message);
@@ -419,7 +454,17 @@ impl Shell {
             JupyterMessageContent::ExecuteRequest(execute) => {
                 let code = execute.code.clone();
                 let store = execute.store_history && !execute.silent;
-                Some(self.execute(request, code, execute.silent, store).await)
+                let mut expressions: Vec<(String, String)> = execute
+                    .user_expressions
+                    .iter()
+                    .flatten()
+                    .map(|(key, text)| (key.clone(), text.clone()))
+                    .collect();
+                expressions.sort();
+                Some(
+                    self.execute(request, code, expressions, execute.silent, store)
+                        .await,
+                )
             }
             JupyterMessageContent::IsCompleteRequest(is) => {
                 let (tell, answer) = oneshot::channel();
@@ -521,6 +566,7 @@ impl Shell {
         &mut self,
         request: &JupyterMessage,
         code: String,
+        expressions: Vec<(String, String)>,
         silent: bool,
         store: bool,
     ) -> JupyterMessage {
@@ -543,16 +589,17 @@ impl Shell {
         let _ = self.jobs.send(Job::Execute {
             code: code.clone(),
             name: format!("cell [{}]", count.0),
+            expressions,
             events: events_in,
         });
         let mut next: Option<Event> = None;
         let mut shown = String::new();
-        let outcome = loop {
+        let (outcome, values) = loop {
             let event = match next.take() {
                 Some(event) => event,
                 None => match events.recv().await {
                     Some(event) => event,
-                    None => break Outcome::Interrupted("interrupted".to_string()),
+                    None => break (Outcome::Interrupted("interrupted".to_string()), Vec::new()),
                 },
             };
             match event {
@@ -578,7 +625,7 @@ impl Shell {
                         ));
                     }
                 }
-                Event::End(outcome) => break outcome,
+                Event::End(outcome, values) => break (outcome, values),
             }
         };
         self.interrupts.running.store(false, Ordering::SeqCst);
@@ -636,7 +683,12 @@ impl Shell {
                 },
                 execution_count: count,
                 payload: Vec::new(),
-                user_expressions: Some(Default::default()),
+                user_expressions: Some(
+                    values
+                        .into_iter()
+                        .map(|(key, value)| (key, expression_result(value)))
+                        .collect(),
+                ),
                 error: error.map(Box::new),
             },
             request,

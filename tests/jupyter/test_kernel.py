@@ -84,9 +84,9 @@ class TapeIopubWelcomeTests(jupyter_kernel_test.IopubWelcomeTests):
     support_iopub_welcome = True
 
 
-def run_cell(kc, code, timeout=30):
+def run_cell(kc, code, timeout=30, **options):
     """Runs a cell; its reply's content and its outputs' (type, content)."""
-    msg_id = kc.execute(code)
+    msg_id = kc.execute(code, **options)
     outputs = []
     while True:
         msg = kc.get_iopub_msg(timeout=timeout)
@@ -195,6 +195,33 @@ class ErrorTests(OneKernel):
         self.assertEqual(self.reply_to(queued)["status"], "ok")
         content, outputs = run_cell(self.kc, "Ran;")
         self.assertEqual(content["status"], "ok")
+
+
+class UserExpressionTests(OneKernel):
+    """An execute_request's user_expressions are evaluated after the cell,
+    each to its value as the prompt echoes it or to an error, and leave
+    the session as it was."""
+
+    def test_each_expression_gets_its_value_or_an_error(self):
+        asked = {"double": "Ux * 2", "unknown": "Nope + 1", "statement": "Ux := 1", "row": "[[1, 2]] * 2"}
+        content, outputs = run_cell(self.kc, "Ux := 6;", user_expressions=asked)
+        self.assertEqual(content["status"], "ok")
+        got = content["user_expressions"]
+        self.assertEqual(sorted(got), sorted(asked))
+        self.assertEqual(got["double"], {"status": "ok", "data": {"text/plain": "12"}, "metadata": {}})
+        self.assertEqual(got["row"]["data"]["text/plain"], "  row 1: 2.000000 4.000000")
+        self.assertEqual(got["unknown"]["status"], "error")
+        self.assertIn("Nope", got["unknown"]["evalue"])
+        self.assertEqual(got["statement"]["status"], "error")
+        self.assertIn("not an expression", got["statement"]["evalue"])
+        content, outputs = run_cell(self.kc, "Ux;")
+        results = [c["data"]["text/plain"] for t, c in outputs if t == "execute_result"]
+        self.assertEqual(results, ["6"])
+
+    def test_a_failing_cell_evaluates_none(self):
+        content, _ = run_cell(self.kc, "Uy := [[1]] * [[1, 2], [3, 4]];", user_expressions={"one": "1"})
+        self.assertEqual(content["status"], "error")
+        self.assertEqual(content["user_expressions"], {})
 
 
 class SignatureTests(OneKernel):
