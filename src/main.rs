@@ -121,7 +121,18 @@ enum Jupyter {
         prefix: Option<PathBuf>,
     },
     /// Run the kernel on a connection file (what kernel.json tells Jupyter to start).
-    Kernel { connection_file: PathBuf },
+    Kernel {
+        /// The connection file Jupyter wrote.
+        #[arg(required_unless_present = "file")]
+        connection_file: Option<PathBuf>,
+        /// The connection file, named as ipykernel takes it (`-f FILE`).
+        #[arg(
+            short = 'f',
+            value_name = "CONNECTION_FILE",
+            conflicts_with = "connection_file"
+        )]
+        file: Option<PathBuf>,
+    },
 }
 
 /// `tapec jupyter install`.
@@ -257,9 +268,13 @@ fn main() {
             sys_prefix,
             prefix,
         })) => install_kernel(sys_prefix, prefix),
-        Some(Command::Jupyter(Jupyter::Kernel { connection_file })) => {
-            tapec::jupyter::run_kernel(&connection_file)
-        }
+        Some(Command::Jupyter(Jupyter::Kernel {
+            connection_file,
+            file,
+        })) => match connection_file.or(file) {
+            Some(path) => tapec::jupyter::run_kernel(&path),
+            None => unreachable!("clap requires one of the two"),
+        },
         None if std::io::stdin().is_terminal() => tapec::repl::run_on_stdin(color),
         None => {
             let _ = writeln!(

@@ -508,6 +508,32 @@ fn the_kernelspec_starts_this_tapec_on_the_connection_file() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+#[test]
+fn the_kernel_takes_its_connection_file_as_ipykernel_does_too() {
+    let tapec = env!("CARGO_BIN_EXE_tapec");
+    let missing = std::env::temp_dir().join(format!("tapec-no-such-{}.json", std::process::id()));
+    let missing = missing.display().to_string();
+    for args in [vec![missing.as_str()], vec!["-f", missing.as_str()]] {
+        let done = Command::new(tapec)
+            .args(["jupyter", "kernel"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&done.stderr);
+        assert!(
+            err.contains(&format!("cannot read the connection file `{missing}`")),
+            "{args:?}: {err}"
+        );
+        assert_eq!(done.status.code(), Some(1), "{args:?}");
+    }
+    let both = Command::new(tapec)
+        .args(["jupyter", "kernel", "a.json", "-f", "b.json"])
+        .output()
+        .unwrap();
+    assert!(!both.status.success());
+    assert!(String::from_utf8_lossy(&both.stderr).contains("cannot be used with"));
+}
+
 // ---- with Jupyter's own clients, in Python ----
 
 /// What the Python tests import.

@@ -90,9 +90,10 @@ impl Interrupts {
 pub fn run(connection_file: &Path) -> i32 {
     let info = match read_connection_file(connection_file) {
         Ok(info) => info,
+        // A connection file that cannot be used is the user's mistake.
         Err(message) => {
             eprintln!("tapec jupyter kernel: {message}");
-            return 2;
+            return 1;
         }
     };
     watch_parent();
