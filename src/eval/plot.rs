@@ -170,7 +170,7 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
     {
         return String::new();
     }
-    use textplots::{Chart, Plot, Shape};
+    use textplots::{Chart, LabelBuilder, LabelFormat, Plot, Shape};
     let rows: Vec<Vec<(f32, f32)>> = m
         .rows()
         .into_iter()
@@ -195,7 +195,7 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
         .collect();
     let columns = m.ncols().max(2) as f32;
     let mut chart = Chart::new(120, 40, 1.0, columns);
-    let mut drawn = &mut chart;
+    let mut drawn = chart.y_label_format(LabelFormat::Custom(Box::new(tick)));
     for shape in &shapes {
         drawn = drawn.lineplot(shape);
     }
@@ -221,5 +221,29 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
             if left_out == 1 { "" } else { "s" }
         ));
     }
+    let flattened = m
+        .iter()
+        .filter(|v| **v != 0.0 && (**v as f32).abs() < f32::MIN_POSITIVE)
+        .count();
+    if flattened > 0 {
+        text.push_str(&format!(
+            "({flattened} value{} too small to draw here drawn as 0; Plot(m, 'chart.svg') draws it to scale)\n",
+            if flattened == 1 { "" } else { "s" }
+        ));
+    }
     text
+}
+
+/// A value on the braille chart's y axis, with three significant digits
+/// where one decimal would hide them (a loss of 0.00012 is not `0.0`).
+fn tick(v: f32) -> String {
+    let size = v.abs();
+    if size == 0.0 || (1.0..1e6).contains(&size) {
+        format!("{v:.1}")
+    } else if (1e-3..1.0).contains(&size) {
+        let decimals = (2.0 - size.log10().floor()) as usize;
+        format!("{v:.decimals$}")
+    } else {
+        format!("{v:.2e}")
+    }
 }
