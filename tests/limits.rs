@@ -2,7 +2,8 @@
 //! 100,000 deep, a 200,000-term expression and a 100,000-branch else-if
 //! chain (which must run), endless
 //! recursion, a matrix too large to allocate, a string grown past
-//! 256 MiB, and a tape that records without end or holds too much.
+//! 256 MiB, and a tape that records without end or holds too much; and a
+//! tape that reads every element of a large matrix, which must not be slow.
 
 fn run(text: String) -> (String, String, i32) {
     run_with(text, None, None)
@@ -253,4 +254,28 @@ fn a_tape_past_its_byte_limit_is_refused() {
     let sums = "s := Sum(x + x)";
     let (out, err, code) = run_with(program(1000, sums), None, Some(1_000_000));
     assert_eq!((out.as_str(), code), ("30000.0\n", 0), "{err}");
+}
+
+/// Reading every element of a 400×400 matrix inside a tape hands the walk
+/// 160,000 shares of one element each. Each was once a 400×400 matrix of
+/// zeros added into the blame, minutes of work; added in place, the loop
+/// takes about a second. The watchdog only catches that old hang.
+#[test]
+fn reading_every_element_inside_a_tape_is_not_quadratic() {
+    let program = "m := Fill(400, 400, 1.5);\ntape\n  s := 0.0;\n  \
+        for i := 1 to 400 do for j := 1 to 400 do s := s + m[i, j] * m[i, j];\nend;\n\
+        b := Blame(m);\nWriteLn(s, ' ', Sum(b), ' ', b[400, 400]);\n"
+        .to_string();
+    let (done, result) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(run(program));
+    });
+    let (out, err, code) = result
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the loop finished within a minute");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "360000.000000 480000.000000 3.000000\n"),
+        "{err}"
+    );
 }

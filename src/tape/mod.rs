@@ -318,10 +318,20 @@ impl Tape {
             steps.clear();
             steps
         });
+        // Blames that element shares were added into in place: each of
+        // their other elements is still x where adding the whole share
+        // would have made it x + 0 (+0 where x is -0), done when the blame
+        // is next added to as a whole or when the walk reaches its record
+        // (every target is older than its reader, so it is reached).
+        let mut unsigned = vec![false; if steps.is_none() { n } else { 0 }];
         for i in (0..n).rev() {
-            let Some(blame) = self.blame[i].take() else {
+            let Some(mut blame) = self.blame[i].take() else {
                 continue;
             };
+            if let Some(flag @ true) = unsigned.get_mut(i) {
+                plus_zero(&mut blame);
+                *flag = false;
+            }
             if let Some(steps) = &mut steps {
                 steps.push(WalkStep {
                     record: i as u32,
@@ -330,6 +340,30 @@ impl Tape {
                 });
             }
             let record = &self.records[i];
+            if steps.is_none()
+                && let Some(at) = record.op.one_element()
+            {
+                let target = record.inputs[0] as usize;
+                let g = blame.view()[(0, 0)];
+                if let Err((position, summed)) =
+                    self.add_element_share(target, at, g, &mut bounds, &mut unsigned)
+                {
+                    self.blame[i] = Some(blame);
+                    return Err(WalkError {
+                        record: i,
+                        input: 0,
+                        position,
+                        summed,
+                    });
+                }
+                if !(self.only_blame_read && self.records[i].name.is_none() && i != result as usize)
+                {
+                    self.blame[i] = Some(blame);
+                } else {
+                    self.records[i].value = Tensor::Scalar(0.0);
+                }
+                continue;
+            }
             if !record.inputs.is_empty() {
                 let mut inputs: SmallVec<[&Tensor; 2]> = SmallVec::new();
                 let mut shapes: SmallVec<[(usize, usize); 2]> = SmallVec::new();
@@ -386,6 +420,10 @@ impl Tape {
                     }
                     match &mut self.blame[target] {
                         Some(existing) => {
+                            if let Some(flag @ true) = unsigned.get_mut(target) {
+                                plus_zero(existing);
+                                *flag = false;
+                            }
                             existing.accumulate(share);
                             // Two shares without a NaN can add up to one
                             // (inf + -inf): the sum is checked too, unless
@@ -429,6 +467,59 @@ impl Tape {
         }
         self.blame_bounds = bounds;
         self.steps = steps;
+        Ok(())
+    }
+
+    /// Adds `g`, the share an element read hands to element `at` of record
+    /// `target`, into that record's blame without making the whole share:
+    /// a loop that reads every element of a matrix inside a tape then
+    /// costs the matrix once, not once per element. The sums are the
+    /// rule's, bit for bit (see `unsigned` in [`Tape::walk`]). `Err` holds
+    /// where a NaN appeared and whether it came from the sum.
+    fn add_element_share(
+        &mut self,
+        target: usize,
+        (r, c): (usize, usize),
+        g: f64,
+        bounds: &mut [f64],
+        unsigned: &mut [bool],
+    ) -> Result<(), ((usize, usize), bool)> {
+        let position = (r + 1, c + 1);
+        if g.is_nan() {
+            return Err((position, false));
+        }
+        let shape = self.records[target].shape;
+        match &mut self.blame[target] {
+            Some(Tensor::Matrix(existing)) if existing.dim() == shape => {
+                let m = Rc::make_mut(existing);
+                m[(r, c)] += g;
+                if m[(r, c)].is_nan() {
+                    return Err((position, true));
+                }
+                unsigned[target] = true;
+                bounds[target] = ops::sum_bound(bounds[target], g.abs());
+            }
+            Some(existing) => {
+                let mut share = Array2::zeros(shape);
+                share[(r, c)] = g;
+                if unsigned[target] {
+                    plus_zero(existing);
+                    unsigned[target] = false;
+                }
+                existing.accumulate(Tensor::matrix(share));
+                let sum = existing.bound();
+                if sum.is_nan() {
+                    return Err((existing.first_nan().unwrap_or(position), true));
+                }
+                bounds[target] = sum;
+            }
+            slot @ None => {
+                let mut share = Array2::zeros(shape);
+                share[(r, c)] = g;
+                *slot = Some(Tensor::matrix(share));
+                bounds[target] = g.abs();
+            }
+        }
         Ok(())
     }
 
@@ -529,6 +620,16 @@ impl Tape {
     }
 }
 
+/// Each element x of a blame made x + 0, as adding a share that is 0
+/// there does: only a -0 changes, to +0.
+fn plus_zero(blame: &mut Tensor) {
+    if let Tensor::Matrix(m) = blame
+        && m.iter().any(|x| *x == 0.0 && x.is_sign_negative())
+    {
+        Rc::make_mut(m).mapv_inplace(|x| x + 0.0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -584,6 +685,65 @@ mod tests {
             tape.release_unread(from);
         }
         tape
+    }
+
+    /// Element reads hand their shares in place, with the bits of the
+    /// whole zero-filled shares a picture's walk (which writes each share
+    /// down) still makes: a -0 that a whole share left in the blame turns
+    /// +0 when an element share is added, as adding zeros does.
+    #[test]
+    fn element_shares_added_in_place_give_the_whole_shares_bits() {
+        let span = Span::default();
+        let mut tape = Tape {
+            only_blame_read: false,
+            ..Tape::default()
+        };
+        tape.start();
+        let m = tape.push(
+            Op::Leaf,
+            Inputs::new(),
+            Tensor::matrix(ndarray::array![[1.0, -2.0, 0.0], [4.0, 0.0, -6.0]]),
+            span,
+        );
+        let zero = tape.push(Op::Leaf, Inputs::new(), Tensor::Scalar(0.0), span);
+        let op = |tape: &mut Tape, op: Op, inputs: &[u32]| {
+            let values: Vec<&Tensor> = inputs
+                .iter()
+                .map(|&k| &tape.records[k as usize].value)
+                .collect();
+            let out = op.forward(&values).expect("shapes fit");
+            tape.push(op, inputs.iter().copied().collect(), out, span)
+        };
+        let mul = Op::Elementwise(ops::Elementwise::Mul);
+        let add = Op::Elementwise(ops::Elementwise::Add);
+        // Element reads walked after a whole share of -0s, the first
+        // share `m` receives.
+        let early = op(&mut tape, Op::Element(0, 0), &[m]);
+        let late = op(&mut tape, Op::Element(1, 2), &[m]);
+        let again = op(&mut tape, Op::Element(1, 2), &[m]);
+        // -(blame · 0): a share of -0s.
+        let negated = op(&mut tape, Op::Neg, &[m]);
+        let scaled = op(&mut tape, mul, &[negated, zero]);
+        let sum = op(&mut tape, Op::Sum, &[scaled]);
+        let a = op(&mut tape, add.clone(), &[early, sum]);
+        let b = op(&mut tape, add.clone(), &[late, again]);
+        let result = op(&mut tape, add, &[a, b]);
+        let bits = |tape: &Tape| -> Vec<u64> {
+            tape.blame_of(m)
+                .view()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect()
+        };
+        let mut written_down = tape.clone();
+        written_down.steps = Some(Vec::new());
+        written_down.walk(result).expect("no NaN");
+        tape.walk(result).expect("no NaN");
+        assert_eq!(bits(&tape), bits(&written_down));
+        let blame = tape.blame_of(m);
+        assert_eq!(blame.view()[(0, 0)], 1.0);
+        assert_eq!(blame.view()[(1, 2)], 2.0);
+        assert!(blame.view().iter().all(|x| !x.is_sign_negative()));
     }
 
     /// The values no rule reads (`a · w`, read only by `Tanh`'s rule, which

@@ -353,6 +353,16 @@ impl Op {
         }
     }
 
+    /// The element of its input (0-based row and column) that the whole
+    /// of an operation's share lands on: an element read's. The walk adds
+    /// such a share in place instead of making a matrix of zeros around it.
+    pub fn one_element(&self) -> Option<(usize, usize)> {
+        match self {
+            Op::Element(i, j) => Some((*i, *j)),
+            _ => None,
+        }
+    }
+
     /// The per-link rule: given the inputs, the output and the blame that
     /// reached the output, the blame each input receives (`None` where no
     /// blame flows).
