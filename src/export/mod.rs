@@ -496,7 +496,7 @@ impl Exporter<'_> {
                 self.emit(depth, "rt.tape_open()", span);
                 let mut leaves = Vec::new();
                 let mut set = Vec::new();
-                first_reads(body, &self.routines, &mut set, &mut leaves);
+                first_reads(body, &mut Reach::new(&self.routines), &mut set, &mut leaves);
                 // Inside a routine, a leaf it does not own is a global: it
                 // is made a leaf where it lives, so that the routine's reads
                 // and a later `Blame` of it find the leaf.
@@ -920,15 +920,10 @@ fn binary(op: BinaryOp) -> &'static str {
 /// a tape makes leaves of when it first reads them. `set` holds what has
 /// been assigned so far. (Globals read by the routines a tape calls are not
 /// followed yet.)
-fn first_reads(
-    stmts: &[Stmt],
-    routines: &HashMap<String, Rc<Routine>>,
-    set: &mut Vec<String>,
-    leaves: &mut Vec<String>,
-) {
-    let read = |e: &Expr, set: &Vec<String>, leaves: &mut Vec<String>| {
+fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves: &mut Vec<String>) {
+    let read = |e: &Expr, set: &Vec<String>, leaves: &mut Vec<String>, reach: &mut Reach| {
         let mut names = Vec::new();
-        expr_reads(e, routines, &mut names);
+        expr_reads(e, reach, &mut names);
         for n in names {
             if !set.contains(&n) {
                 push_new(leaves, &n);
@@ -938,7 +933,7 @@ fn first_reads(
     for stmt in stmts {
         match &stmt.kind {
             StmtKind::Assign { target, value } => {
-                read(value, set, leaves);
+                read(value, set, leaves, reach);
                 push_new(set, &target.text);
             }
             StmtKind::AssignIndex {
@@ -948,24 +943,24 @@ fn first_reads(
                 value,
             } => {
                 for e in [row, col, value] {
-                    read(e, set, leaves);
+                    read(e, set, leaves, reach);
                 }
                 push_new(set, &target.text);
             }
-            StmtKind::Expr(e) => read(e, set, leaves),
+            StmtKind::Expr(e) => read(e, set, leaves, reach),
             StmtKind::Block(body) | StmtKind::Tape { body, .. } => {
-                first_reads(body, routines, set, leaves)
+                first_reads(body, reach, set, leaves)
             }
             StmtKind::If {
                 branches,
                 otherwise,
             } => {
                 for (c, then) in branches {
-                    read(c, set, leaves);
-                    first_reads(std::slice::from_ref(then), routines, set, leaves);
+                    read(c, set, leaves, reach);
+                    first_reads(std::slice::from_ref(then), reach, set, leaves);
                 }
                 if let Some(o) = otherwise {
-                    first_reads(std::slice::from_ref(o), routines, set, leaves);
+                    first_reads(std::slice::from_ref(o), reach, set, leaves);
                 }
             }
             StmtKind::For {
@@ -975,18 +970,18 @@ fn first_reads(
                 body,
                 ..
             } => {
-                read(from, set, leaves);
-                read(to, set, leaves);
+                read(from, set, leaves, reach);
+                read(to, set, leaves, reach);
                 push_new(set, &var.text);
-                first_reads(std::slice::from_ref(body), routines, set, leaves);
+                first_reads(std::slice::from_ref(body), reach, set, leaves);
             }
             StmtKind::While { cond, body } => {
-                read(cond, set, leaves);
-                first_reads(std::slice::from_ref(body), routines, set, leaves);
+                read(cond, set, leaves, reach);
+                first_reads(std::slice::from_ref(body), reach, set, leaves);
             }
             StmtKind::Repeat { body, cond } => {
-                first_reads(body, routines, set, leaves);
-                read(cond, set, leaves);
+                first_reads(body, reach, set, leaves);
+                read(cond, set, leaves, reach);
             }
             _ => {}
         }
@@ -994,14 +989,13 @@ fn first_reads(
 }
 
 /// The variables an expression reads (not routines, not builtins).
-fn expr_reads(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
+fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
     match &e.kind {
-        ExprKind::Name(n) if routines.contains_key(&n.text) => {
-            let mut seen = Vec::new();
-            globals_read(&routines[&n.text], routines, &mut seen, into);
+        ExprKind::Name(n) if reach.routines.contains_key(&n.text) => {
+            reach.globals_read(&n.text, into)
         }
         ExprKind::Name(n)
-            if !routines.contains_key(&n.text)
+            if !reach.routines.contains_key(&n.text)
                 && declarations::find(&n.text).is_none()
                 && n.text != "Inf" =>
         {
@@ -1010,54 +1004,91 @@ fn expr_reads(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<
         ExprKind::Matrix(rows) => rows
             .iter()
             .flat_map(|(r, _)| r)
-            .for_each(|x| expr_reads(x, routines, into)),
+            .for_each(|x| expr_reads(x, reach, into)),
         ExprKind::Call { name, args } => {
             for a in args {
-                expr_reads(&a.value, routines, into);
+                expr_reads(&a.value, reach, into);
             }
-            if let Some(r) = routines.get(&name.text) {
-                let mut seen = Vec::new();
-                globals_read(r, routines, &mut seen, into);
+            if reach.routines.contains_key(&name.text) {
+                reach.globals_read(&name.text, into);
             }
         }
         ExprKind::Index { target, row, col } => {
             for x in [target, row, col] {
-                expr_reads(x, routines, into);
+                expr_reads(x, reach, into);
             }
         }
-        ExprKind::Unary { operand, .. } => expr_reads(operand, routines, into),
+        ExprKind::Unary { operand, .. } => expr_reads(operand, reach, into),
         ExprKind::Chain { first, rest } => {
-            expr_reads(first, routines, into);
-            rest.iter()
-                .for_each(|(_, _, x)| expr_reads(x, routines, into));
+            expr_reads(first, reach, into);
+            rest.iter().for_each(|(_, _, x)| expr_reads(x, reach, into));
         }
         _ => {}
     }
 }
 
-/// The globals routine `r` reads, and those of the routines it calls:
-/// what a tape that calls it makes leaves of. `seen` stops recursion.
-fn globals_read(
-    r: &Routine,
-    routines: &HashMap<String, Rc<Routine>>,
-    seen: &mut Vec<String>,
-    into: &mut Vec<String>,
-) {
-    if seen.contains(&r.name.text) {
-        return;
-    }
-    seen.push(r.name.text.clone());
-    let mut own: Vec<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
-    own.extend(r.locals.iter().map(|d| d.name.text.clone()));
-    own.push("Result".to_string());
-    assigned(&r.body, routines, &mut own);
-    let mut read = Vec::new();
-    let mut set = own.clone();
-    first_reads(&r.body, routines, &mut set, &mut read);
-    for name in read {
-        if !own.contains(&name) {
-            push_new(into, &name);
+/// What the variables a tape reads are found with: the routines, and the
+/// globals each routine reads (with those of the routines it calls) once
+/// worked out.
+struct Reach<'a> {
+    routines: &'a HashMap<String, Rc<Routine>>,
+    /// The routines being worked out, innermost last: a call of one of
+    /// them (recursion) adds nothing more.
+    working: Vec<String>,
+    /// Each routine's globals, worked out without cutting a recursion.
+    known: HashMap<String, Vec<String>>,
+    /// Whether a recursion was cut while the innermost routine was worked
+    /// out: its globals are then complete only for the outermost.
+    cut: bool,
+}
+
+impl<'a> Reach<'a> {
+    fn new(routines: &'a HashMap<String, Rc<Routine>>) -> Reach<'a> {
+        Reach {
+            routines,
+            working: Vec::new(),
+            known: HashMap::new(),
+            cut: false,
         }
+    }
+
+    /// Adds to `into` the globals routine `name` reads, and those of the
+    /// routines it calls: what a tape that calls it makes leaves of.
+    fn globals_read(&mut self, name: &str, into: &mut Vec<String>) {
+        if let Some(known) = self.known.get(name) {
+            for g in known {
+                push_new(into, g);
+            }
+            return;
+        }
+        if self.working.iter().any(|w| w == name) {
+            self.cut = true;
+            return;
+        }
+        let Some(r) = self.routines.get(name).cloned() else {
+            return;
+        };
+        self.working.push(name.to_string());
+        let outer_cut = std::mem::replace(&mut self.cut, false);
+        let mut own: Vec<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
+        own.extend(r.locals.iter().map(|d| d.name.text.clone()));
+        own.push("Result".to_string());
+        assigned(&r.body, self.routines, &mut own);
+        let mut read = Vec::new();
+        let mut set = own.clone();
+        first_reads(&r.body, self, &mut set, &mut read);
+        let globals: Vec<String> = read.into_iter().filter(|n| !own.contains(n)).collect();
+        for g in &globals {
+            push_new(into, g);
+        }
+        self.working.pop();
+        // Cut short by a recursion into a routine still being worked out,
+        // the list lacks what that routine reads beyond this one: kept
+        // only once the outermost is done.
+        if !self.cut || self.working.is_empty() {
+            self.known.insert(name.to_string(), globals);
+        }
+        self.cut |= outer_cut;
     }
 }
 
