@@ -384,6 +384,7 @@ impl<'a> Checker<'a> {
                 self.in_tape = was;
             }
             StmtKind::Var(decls) => {
+                self.declared_once(decls.iter().map(|d| &d.name), "in this `var` section");
                 if !top || self.routine.is_some() {
                     let span = decls.first().map_or(stmt.span, |d| d.name.span);
                     self.error(
@@ -423,7 +424,36 @@ impl<'a> Checker<'a> {
         )
     }
 
+    /// Each name once among `names` (a routine's parameters and locals, or
+    /// one `var` section); `whose` says where, for the message.
+    fn declared_once<'n>(&mut self, names: impl Iterator<Item = &'n Name>, whose: &str) {
+        let mut first: HashMap<&str, Span> = HashMap::new();
+        for name in names {
+            match first.get(name.text.as_str()) {
+                Some(&at) => self.error(
+                    Diagnostic::new(
+                        name.span,
+                        format!("`{}` is declared twice {whose}", name.text),
+                    )
+                    .with_label(name.span, "declared again here")
+                    .with_label(at, "first declared here")
+                    .with_hint("declare each name once, and give the others names of their own"),
+                ),
+                None => {
+                    first.insert(&name.text, name.span);
+                }
+            }
+        }
+    }
+
     fn routine_body(&mut self, r: &'a Routine) {
+        self.declared_once(
+            r.params
+                .iter()
+                .map(|p| &p.name)
+                .chain(r.locals.iter().map(|d| &d.name)),
+            &format!("in `{}`", r.name.text),
+        );
         let mut locals: HashSet<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
         locals.extend(r.locals.iter().map(|d| d.name.text.clone()));
         let mut assigned = HashSet::new();
@@ -435,7 +465,12 @@ impl<'a> Checker<'a> {
         locals.extend(assigned.into_iter().filter(|n| !self.globals.contains(n)));
         if r.is_function {
             locals.insert("Result".to_string());
-            if !assigns(&r.body, "Result") {
+            // `P(Result)` sets it too, when P's parameter is `var`.
+            let mut passed = HashSet::new();
+            r.body
+                .iter()
+                .for_each(|s| passed_to_var_params(s, &self.var_params, &mut passed));
+            if !assigns(&r.body, "Result") && !passed.contains("Result") {
                 self.error(
                     Diagnostic::new(
                         r.header,
