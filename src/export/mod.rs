@@ -796,7 +796,12 @@ impl Exporter<'_> {
             };
             for ((p, arg), value) in r.params.iter().zip(args).zip(values.iter_mut()) {
                 if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
-                    *value = format!("{scope}.get({}, rt.UNSET)", py_str(&py_name(&n.text)));
+                    *value = if n.text == "Result" && self.in_routine {
+                        // A function's `Result` starts as None.
+                        "(rt.UNSET if Result is None else Result)".to_string()
+                    } else {
+                        format!("{scope}.get({}, rt.UNSET)", py_str(&py_name(&n.text)))
+                    };
                 }
             }
             return Ok(format!("{}({})", py_name(&name.text), values.join(", ")));
