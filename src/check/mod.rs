@@ -639,7 +639,13 @@ impl<'a> Checker<'a> {
         let mut passed: Vec<&Name> = Vec::new();
         for i in by_ref {
             let Some(arg) = args.get(i) else { continue };
-            let ExprKind::Name(name) = &arg.value.kind else {
+            // `(x)` is an expression, not the variable: its span is wider
+            // than the name's.
+            let plain = match &arg.value.kind {
+                ExprKind::Name(name) if name.span == arg.value.span => Some(name),
+                _ => None,
+            };
+            let Some(name) = plain else {
                 self.error(
                     Diagnostic::new(
                         arg.value.span,
@@ -650,7 +656,10 @@ impl<'a> Checker<'a> {
                         ),
                     )
                     .with_label(arg.value.span, "not a variable")
-                    .with_hint("assign the value to a variable first, and pass the variable"),
+                    .with_hint(match &arg.value.kind {
+                        ExprKind::Name(n) => format!("leave out the brackets around `{}`", n.text),
+                        _ => "assign the value to a variable first, and pass the variable".to_string(),
+                    }),
                 );
                 continue;
             };
