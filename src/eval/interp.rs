@@ -715,7 +715,9 @@ impl Interpreter {
         let v = check_declared(r.declared, v, target)?;
         match r.place.clone() {
             Place::Global(n, name) => match self.globals.at_mut(n) {
-                Some(slot) => slot.value = Some(check_declared(slot.declared, v, target)?),
+                Some(slot) => {
+                    slot.value = Some(check_caller_declared(slot.declared, v, target, &name)?)
+                }
                 None => {
                     let slot = Slot {
                         value: Some(v),
@@ -725,7 +727,9 @@ impl Interpreter {
                 }
             },
             Place::Local(depth, name) => match self.frames[depth].locals.get_mut(&name) {
-                Some(slot) => slot.value = Some(check_declared(slot.declared, v, target)?),
+                Some(slot) => {
+                    slot.value = Some(check_caller_declared(slot.declared, v, target, &name)?)
+                }
                 None => {
                     let slot = Slot {
                         value: Some(v),
@@ -1664,6 +1668,33 @@ fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &str) -> Flow
     let tagged = retag(value, Some(tape.node(node)));
     slot.value = Some(tagged.clone());
     Ok(tagged)
+}
+
+/// [`check_declared`] for the caller's variable `caller` that the `var`
+/// parameter `param` names: the message names the variable declared.
+fn check_caller_declared(
+    declared: Option<TypeName>,
+    v: Value,
+    param: &Name,
+    caller: &str,
+) -> Flow<Value> {
+    if let Some(ty) = declared
+        && !v.fits(ty)
+    {
+        return fail(
+            Diagnostic::new(
+                param.span,
+                format!(
+                    "`{}` names the caller's `{caller}`, which is declared {}, but is given {}",
+                    param.text,
+                    ty.name(),
+                    v.describe()
+                ),
+            )
+            .with_label(param.span, format!("`{caller}` wants {}", ty.name())),
+        );
+    }
+    check_declared(declared, v, param)
 }
 
 fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<Value> {
