@@ -883,6 +883,11 @@ pub fn index_of(name: &str) -> Option<usize> {
 }
 
 /// The builtin called `name`, if there is one.
+/// What `Inf`, the one constant of the language, is: for `:help Inf` and
+/// hover.
+pub const INF_HELP: &str = "A constant of the language: positive infinity. `-Inf` is negative \
+                            infinity, and `Exp(-Inf)` is exactly 0.";
+
 pub fn find(name: &str) -> Option<&'static Builtin> {
     index_of(name).map(|i| &BUILTINS[i])
 }

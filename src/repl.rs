@@ -815,6 +815,14 @@ impl Repl {
             ));
             return;
         }
+        if name == "Inf" {
+            self.say(&format!("Inf: Real\n  {}\n", crate::declarations::INF_HELP));
+            return;
+        }
+        if let Some(ty) = crate::syntax::tree::TypeName::from_name(name) {
+            self.say(&format!("{name} (a type): {}\n", ty.help()));
+            return;
+        }
         match crate::declarations::find(name) {
             Some(b) => self.say(&b.help()),
             None => {

@@ -84,9 +84,7 @@ fn tell(doc: &Document, occurrence: &Occurrence) -> Option<Told> {
         Symbol::Builtin(_) => None,
         Symbol::Constant(_) => Some(Told {
             code: format!("{text}: Real"),
-            prose: "A constant of the language: positive infinity. `-Inf` is negative \
-                    infinity, and `Exp(-Inf)` is exactly 0."
-                .to_string(),
+            prose: crate::declarations::INF_HELP.to_string(),
         }),
         Symbol::Routine(i) => {
             let entry = names.routines.get(i)?;

@@ -160,6 +160,21 @@ impl TypeName {
         })
     }
 
+    /// What a value of the type is, for `:help` and hover.
+    pub fn help(self) -> &'static str {
+        match self {
+            TypeName::Integer => {
+                "a whole number of 64 bits; arithmetic that leaves that range is an error"
+            }
+            TypeName::Real => {
+                "a 64-bit floating-point number; an Integer given to a Real widens to it"
+            }
+            TypeName::Boolean => "`true` or `false`, as comparisons give",
+            TypeName::Str => "text in single quotes; `+` joins two",
+            TypeName::Matrix => "rows and columns of Reals, written `[[1, 2], [3, 4]]`",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             TypeName::Integer => "Integer",
