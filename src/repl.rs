@@ -626,13 +626,24 @@ impl Repl {
         }
         let before = self.interp.snapshot();
         self.interp.take_in(program);
-        for stmt in &program.body {
+        for (k, stmt) in program.body.iter().enumerate() {
             let snapshot = self.interp.snapshot();
             let outcome = self.run_statement(stmt);
             match outcome {
                 Ok(()) => {}
                 Err(Stop::Error(d)) => {
                     self.interp.restore(before);
+                    // What ran before it and showed its value is undone too.
+                    let ran = program.body[..k]
+                        .iter()
+                        .any(|s| !matches!(s.kind, StmtKind::Empty | StmtKind::Routine(_)));
+                    let d = if ran {
+                        (*d).with_note(
+                            "the statements before it in this entry ran and are undone too: the entry changed nothing",
+                        )
+                    } else {
+                        *d
+                    };
                     self.report(&d);
                     return;
                 }
