@@ -924,7 +924,11 @@ impl Repl {
                     ));
                 }
                 if text.is_empty() {
-                    text.push_str("no tape yet\n");
+                    text.push_str(if self.interp.tape.open {
+                        "the tape is open and has recorded nothing yet\n"
+                    } else {
+                        "no tape yet\n"
+                    });
                 }
                 self.say(&text);
             }
