@@ -1190,7 +1190,9 @@ def _elementwise(a, b, where, verb, f, symbol):
             raise TapeError(where, f"cannot {verb} {_kind(a)} and {_kind(b)}")
     if _is_matrix(a) and _is_matrix(b) and _broadcast(_shape(a), _shape(b)) is None:
         raise TapeError(where, f"cannot {verb} a %d×%d and a %d×%d" % (_shape(a) + _shape(b)))
-    return _checked(f(_as_operand(a), _as_operand(b)), where, symbol)
+    out = f(_as_operand(a), _as_operand(b))
+    # Two plain numbers (`Hadamard(2, 3)`) give a plain Real.
+    return _checked(out, where, symbol) if _is_tensor(out) else _real(out, where, symbol)
 
 
 def matrix(rows, where=None):
@@ -1306,7 +1308,7 @@ def _unary(name, on_tensor, on_number, keeps_integers=False):
 
 
 tanh = _unary("Tanh", lambda t: t.tanh(), lambda x, w: math.tanh(float(x)))
-sigmoid = _unary("Sigmoid", lambda t: t.sigmoid(), lambda x, w: 1.0 / (1.0 + math.exp(-float(x))))
+sigmoid = _unary("Sigmoid", lambda t: t.sigmoid(), lambda x, w: 1.0 / (1.0 + exp(-float(x))))
 relu = _unary("ReLU", lambda t: t.relu(), lambda x, w: max(float(x), 0.0))
 exp = _unary("Exp", lambda t: t.exp(), exp)
 log_ = _unary("Log", lambda t: t.log(), log_)
@@ -1536,7 +1538,8 @@ def _path(path):
 
 def read_text(path, where=None):
     try:
-        with open(_path(path), encoding="utf-8") as f:
+        # newline="": the text as it is in the file, \r\n and \r kept.
+        with open(_path(path), encoding="utf-8", newline="") as f:
             return f.read()
     except OSError as e:
         raise TapeError(where, f"cannot read `{path}`: {e.strerror.lower() if e.strerror else e}")
