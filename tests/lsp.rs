@@ -617,7 +617,7 @@ fn completion_in_a_routine_lists_its_locals_and_the_globals_not_another_routines
     };
     let inside_other = labels(&mut client, position(FEATURES, "WriteLn(hidden)", 0, 0));
     for name in [
-        "y", "hidden", "rate", "w", "total", "s", "Twice", "Other", "Sqrt", "begin", "Real",
+        "y", "hidden", "rate", "w", "total", "s", "Other", "WriteLn", "begin",
     ] {
         assert!(
             inside_other.iter().any(|l| l == name),
@@ -628,6 +628,14 @@ fn completion_in_a_routine_lists_its_locals_and_the_globals_not_another_routines
         assert!(
             !inside_other.iter().any(|l| l == name),
             "{name} is Twice's: {inside_other:?}"
+        );
+    }
+    // A statement does not start with a function (its value would go
+    // unused) or a type.
+    for name in ["Twice", "Sqrt", "Real"] {
+        assert!(
+            !inside_other.iter().any(|l| l == name),
+            "{name} offered where a statement starts: {inside_other:?}"
         );
     }
     assert!(
@@ -641,10 +649,11 @@ fn completion_in_a_routine_lists_its_locals_and_the_globals_not_another_routines
             "{name} is a routine's: {top:?}"
         );
     }
-    // A builtin's item carries its signature and doc line.
+    // A builtin's item carries its signature and doc line (inside an
+    // expression, where a function goes).
     let items = client.result(
         "textDocument/completion",
-        at(URI, position(FEATURES, "WriteLn(Power", 0, 0)),
+        at(URI, position(FEATURES, "WriteLn(Power", 0, 8)),
     );
     let sqrt = items
         .as_array()

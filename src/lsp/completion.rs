@@ -110,7 +110,20 @@ enum Place {
     Expression,
     /// After a `:`: a type.
     Type,
+    /// Just after a value (`if x |`): only what may follow one, an
+    /// operator word or the word that goes on (`then`, `do`, `to`, ...).
+    AfterValue,
 }
+
+/// The words that may follow a value.
+const AFTER_VALUE: &[&str] = &[
+    "and", "or", "div", "mod", "then", "do", "to", "downto", "else", "end", "until",
+];
+
+/// The words that may not start a statement.
+const NOT_AT_START: &[&str] = &[
+    "and", "or", "div", "mod", "not", "then", "do", "to", "downto", "true", "false",
+];
 
 fn place(doc: &Document, offset: usize) -> Place {
     let text = doc.text().as_bytes();
@@ -133,6 +146,9 @@ fn place(doc: &Document, offset: usize) -> Place {
             Assign | Plus | Minus | Star | Slash | Eq | Ne | Lt | Le | Gt | Ge | LParen | LBracket
             | Comma | Not | And | Or | Div | Mod | If | While | Until | To | Downto,
         ) => Place::Expression,
+        Some(Ident(_) | Integer(_) | Real(_) | Str(_) | RParen | RBracket | True | False) => {
+            Place::AfterValue
+        }
         _ => Place::Statement,
     }
 }
@@ -168,6 +184,16 @@ pub fn completions(
         }
         return items;
     }
+    if place == Place::AfterValue {
+        for (k, _, help) in crate::syntax::lexer::KEYWORDS {
+            if AFTER_VALUE.contains(k) {
+                let mut keyword = item(k, CompletionItemKind::KEYWORD, None);
+                keyword.documentation = Some(Documentation::String(help.to_string()));
+                items.push(keyword);
+            }
+        }
+        return items;
+    }
     let mut hidden: &[String] = &[];
     if let Some(i) = names.routine_at(offset) {
         let entry = &names.routines[i];
@@ -197,11 +223,12 @@ pub fn completions(
             ));
         }
     }
-    // Inside an expression only what gives a value: no procedure.
+    // Inside an expression only what gives a value (no procedure); where
+    // a statement starts, no function (its value would go unused).
     let in_expression = place == Place::Expression;
     for entry in &names.routines {
         let label = &entry.routine.name.text;
-        if in_expression && !entry.routine.is_function {
+        if in_expression != entry.routine.is_function {
             continue;
         }
         if !items.iter().any(|i| &i.label == label) {
@@ -213,7 +240,10 @@ pub fn completions(
         }
     }
     for b in BUILTINS {
-        if in_expression && b.kind == crate::declarations::Kind::Procedure {
+        // A function called as a statement is an error; a procedure in an
+        // expression is one too.
+        let procedure = b.kind == crate::declarations::Kind::Procedure;
+        if in_expression != !procedure {
             continue;
         }
         let mut it = item(b.name, CompletionItemKind::FUNCTION, Some(b.signature()));
@@ -227,7 +257,7 @@ pub fn completions(
         });
         items.push(it);
     }
-    for c in CONSTANTS {
+    for c in CONSTANTS.iter().filter(|_| in_expression) {
         items.push(item(
             c,
             CompletionItemKind::CONSTANT,
@@ -240,6 +270,13 @@ pub fn completions(
         if in_routine && ["program", "procedure", "function"].contains(k) {
             continue;
         }
+        // `program` names the program on its first line only.
+        if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= offset) {
+            continue;
+        }
+        if !in_expression && NOT_AT_START.contains(k) {
+            continue;
+        }
         if !in_expression || ["not", "true", "false"].contains(k) {
             let mut keyword = item(k, CompletionItemKind::KEYWORD, None);
             keyword.documentation = Some(Documentation::String(help.to_string()));
@@ -248,13 +285,6 @@ pub fn completions(
     }
     if in_expression {
         return items;
-    }
-    for t in TYPES {
-        items.push(item(
-            t.name(),
-            CompletionItemKind::CLASS,
-            Some("type".to_string()),
-        ));
     }
     // A routine is declared at the top level only.
     let top_level = names.routine_at(offset).is_none();
@@ -323,15 +353,45 @@ mod tests {
             assert!(!after_assign.contains(&absent.to_string()), "{absent}");
         }
         let statement = labels("x := 1;\n", "x := 1;\n");
-        for present in ["for", "while", "tape … end;", "procedure …", "x", "Sqrt"] {
+        for present in [
+            "for",
+            "while",
+            "tape … end;",
+            "procedure …",
+            "x",
+            "WriteLn",
+            "end",
+        ] {
             assert!(statement.contains(&present.to_string()), "{present}");
         }
+        // A function called as a statement is an error; no type, constant
+        // or word that cannot open a statement; `program` only first.
+        for absent in ["Sqrt", "Integer", "Inf", "then", "and", "true", "program"] {
+            assert!(!statement.contains(&absent.to_string()), "{absent}");
+        }
+        assert!(labels("", "").contains(&"program".to_string()));
         let in_routine = labels("procedure P;\nbegin\n  \nend;\n", "begin\n  ");
         assert!(in_routine.contains(&"tape … end;".to_string()));
         assert!(!in_routine.contains(&"procedure …".to_string()));
         assert!(!in_routine.contains(&"function …".to_string()));
         let typed = labels("var w: \n", "w: ");
         assert_eq!(typed, ["Integer", "Real", "Boolean", "String", "Matrix"]);
+    }
+
+    #[test]
+    fn after_a_value_only_what_may_follow_one_is_offered() {
+        for (text, cursor) in [
+            ("x := 1;\nif x ", "if x "),
+            ("for i := 1 ", "1 "),
+            ("x := (1 + 2) ", "2) "),
+        ] {
+            let offered = labels(text, cursor);
+            assert!(offered.contains(&"then".to_string()), "{text:?}");
+            assert!(offered.contains(&"and".to_string()), "{text:?}");
+            for absent in ["begin", "tape", "Sum", "x", "WriteLn"] {
+                assert!(!offered.contains(&absent.to_string()), "{text:?}: {absent}");
+            }
+        }
     }
 
     #[test]
