@@ -243,7 +243,7 @@ pub fn completions(
         // A function called as a statement is an error; a procedure in an
         // expression is one too.
         let procedure = b.kind == crate::declarations::Kind::Procedure;
-        if in_expression != !procedure {
+        if in_expression == procedure {
             continue;
         }
         let mut it = item(b.name, CompletionItemKind::FUNCTION, Some(b.signature()));
