@@ -55,6 +55,13 @@ const SNIPPETS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// A keyword's item, with the lexer's line on it.
+fn keyword(word: &str, help: &str) -> CompletionItem {
+    let mut it = item(word, CompletionItemKind::KEYWORD, None);
+    it.documentation = Some(Documentation::String(help.to_string()));
+    it
+}
+
 fn item(label: &str, kind: CompletionItemKind, detail: Option<String>) -> CompletionItem {
     CompletionItem {
         label: label.to_string(),
@@ -187,9 +194,7 @@ pub fn completions(
     if place == Place::AfterValue {
         for (k, _, help) in crate::syntax::lexer::KEYWORDS {
             if AFTER_VALUE.contains(k) {
-                let mut keyword = item(k, CompletionItemKind::KEYWORD, None);
-                keyword.documentation = Some(Documentation::String(help.to_string()));
-                items.push(keyword);
+                items.push(keyword(k, help));
             }
         }
         return items;
@@ -278,9 +283,7 @@ pub fn completions(
             continue;
         }
         if !in_expression || ["not", "true", "false"].contains(k) {
-            let mut keyword = item(k, CompletionItemKind::KEYWORD, None);
-            keyword.documentation = Some(Documentation::String(help.to_string()));
-            items.push(keyword);
+            items.push(keyword(k, help));
         }
     }
     if in_expression {

@@ -323,7 +323,8 @@ impl Tape {
         // would have made it x + 0 (+0 where x is -0), done when the blame
         // is next added to as a whole or when the walk reaches its record
         // (every target is older than its reader, so it is reached).
-        let mut unsigned = vec![false; if steps.is_none() { n } else { 0 }];
+        // Empty until the first element share.
+        let mut unsigned: Vec<bool> = Vec::new();
         for i in (0..n).rev() {
             let Some(mut blame) = self.blame[i].take() else {
                 continue;
@@ -356,11 +357,10 @@ impl Tape {
                         summed,
                     });
                 }
-                if !(self.only_blame_read && self.records[i].name.is_none() && i != result as usize)
-                {
-                    self.blame[i] = Some(blame);
-                } else {
+                if self.lets_go(i, result) {
                     self.records[i].value = Tensor::Scalar(0.0);
+                } else {
+                    self.blame[i] = Some(blame);
                 }
                 continue;
             }
@@ -457,8 +457,7 @@ impl Tape {
                         }
                     }
                 }
-                if self.only_blame_read && record.name.is_none() && i != result as usize {
-                    // Every record that used this value has been walked.
+                if self.lets_go(i, result) {
                     self.records[i].value = Tensor::Scalar(0.0);
                     continue;
                 }
@@ -468,6 +467,14 @@ impl Tape {
         self.blame_bounds = bounds;
         self.steps = steps;
         Ok(())
+    }
+
+    /// Whether the walk, having handed record `i`'s blame on, lets go of
+    /// its value and blame: an unnamed operation's, not the result's, in a
+    /// run that reads only blame (every record that used it has been
+    /// walked).
+    fn lets_go(&self, i: usize, result: u32) -> bool {
+        self.only_blame_read && self.records[i].name.is_none() && i != result as usize
     }
 
     /// Adds `g`, the share an element read hands to element `at` of record
@@ -482,13 +489,21 @@ impl Tape {
         (r, c): (usize, usize),
         g: f64,
         bounds: &mut [f64],
-        unsigned: &mut [bool],
+        unsigned: &mut Vec<bool>,
     ) -> Result<(), ((usize, usize), bool)> {
         let position = (r + 1, c + 1);
         if g.is_nan() {
             return Err((position, false));
         }
         let shape = self.records[target].shape;
+        if unsigned.is_empty() {
+            unsigned.resize(self.records.len(), false);
+        }
+        let whole = || {
+            let mut share = Array2::zeros(shape);
+            share[(r, c)] = g;
+            Tensor::matrix(share)
+        };
         match &mut self.blame[target] {
             Some(Tensor::Matrix(existing)) if existing.dim() == shape => {
                 let m = Rc::make_mut(existing);
@@ -500,13 +515,11 @@ impl Tape {
                 bounds[target] = ops::sum_bound(bounds[target], g.abs());
             }
             Some(existing) => {
-                let mut share = Array2::zeros(shape);
-                share[(r, c)] = g;
                 if unsigned[target] {
                     plus_zero(existing);
                     unsigned[target] = false;
                 }
-                existing.accumulate(Tensor::matrix(share));
+                existing.accumulate(whole());
                 let sum = existing.bound();
                 if sum.is_nan() {
                     return Err((existing.first_nan().unwrap_or(position), true));
@@ -514,9 +527,7 @@ impl Tape {
                 bounds[target] = sum;
             }
             slot @ None => {
-                let mut share = Array2::zeros(shape);
-                share[(r, c)] = g;
-                *slot = Some(Tensor::matrix(share));
+                *slot = Some(whole());
                 bounds[target] = g.abs();
             }
         }
@@ -644,6 +655,16 @@ mod tests {
         }))
     }
 
+    /// Runs `op` on the values of records `inputs` and records it.
+    fn op(tape: &mut Tape, op: Op, inputs: &[u32]) -> u32 {
+        let values: Vec<&Tensor> = inputs
+            .iter()
+            .map(|&k| &tape.records[k as usize].value)
+            .collect();
+        let out = op.forward(&values).expect("shapes fit");
+        tape.push(op, inputs.iter().copied().collect(), out, Span::default())
+    }
+
     /// `Sum(Tanh(a · w) + Tanh(a · w) · v)`, recorded as the interpreter
     /// records it, with the statement's values let go or not.
     fn record(release: bool, keep: &mut Vec<Tensor>) -> Tape {
@@ -665,14 +686,6 @@ mod tests {
             leaf(&mut tape, &v, "v"),
         );
         let from = tape.records.len();
-        let op = |tape: &mut Tape, op: Op, inputs: &[u32]| {
-            let values: Vec<&Tensor> = inputs
-                .iter()
-                .map(|&k| &tape.records[k as usize].value)
-                .collect();
-            let out = op.forward(&values).expect("shapes fit");
-            tape.push(op, inputs.iter().copied().collect(), out, span)
-        };
         let h = op(&mut tape, Op::MatMul, &[a, w]);
         let t = op(&mut tape, Op::Unary(ops::Unary::Tanh), &[h]);
         let tv = op(&mut tape, Op::MatMul, &[t, v]);
@@ -706,14 +719,6 @@ mod tests {
             span,
         );
         let zero = tape.push(Op::Leaf, Inputs::new(), Tensor::Scalar(0.0), span);
-        let op = |tape: &mut Tape, op: Op, inputs: &[u32]| {
-            let values: Vec<&Tensor> = inputs
-                .iter()
-                .map(|&k| &tape.records[k as usize].value)
-                .collect();
-            let out = op.forward(&values).expect("shapes fit");
-            tape.push(op, inputs.iter().copied().collect(), out, span)
-        };
         let mul = Op::Elementwise(ops::Elementwise::Mul);
         let add = Op::Elementwise(ops::Elementwise::Add);
         // Element reads walked after a whole share of -0s, the first
