@@ -714,6 +714,19 @@ fn signature_help_follows_the_commas() {
         lin["signatures"][0]["label"],
         "Lin(w: Matrix; var x: Matrix; b: Real): Matrix"
     );
+    // Too many arguments: the last parameter stays active, in range.
+    let many = "x := Sqrt(1, 2, ";
+    client.change(URI, 4, many);
+    let past = help(&mut client, position(many, "2, ", 0, 3));
+    assert_eq!(past["signatures"][0]["label"], "Sqrt(x)");
+    assert_eq!(past["activeParameter"], 0);
+    assert_eq!(past["signatures"][0]["activeParameter"], 0);
+    // A routine without parameters has no active one.
+    let none = "procedure Hi;\nbegin\nend;\nHi(1, ";
+    client.change(URI, 5, none);
+    let hi = help(&mut client, position(none, "Hi(1", 0, 3));
+    assert_eq!(hi["signatures"][0]["label"], "Hi()");
+    assert_eq!(hi["activeParameter"], Value::Null);
     assert!(client.finish().success());
 }
 

@@ -125,14 +125,21 @@ pub fn signature_help(doc: &Document, offset: usize) -> Option<SignatureHelp> {
         };
         (text, infos, doc.comment_above(entry.span.start), commas)
     };
+    // An argument past the last parameter (a call with too many, which
+    // the diagnostics mark) keeps the last one active: the protocol reads
+    // an index out of range as the first parameter. No parameter, none.
+    let active = match params.len() as u32 {
+        0 => None,
+        n => Some(active.min(n - 1)),
+    };
     Some(SignatureHelp {
         signatures: vec![SignatureInformation {
             label: text,
             documentation: documentation.map(Documentation::String),
             parameters: Some(params),
-            active_parameter: Some(active),
+            active_parameter: active,
         }],
         active_signature: Some(0),
-        active_parameter: Some(active),
+        active_parameter: active,
     })
 }

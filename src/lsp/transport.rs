@@ -123,6 +123,18 @@ pub fn parse(body: &[u8]) -> Incoming {
     let id = value
         .get("id")
         .and_then(|id| serde_json::from_value::<RequestId>(id.clone()).ok());
+    // A request whose id is no integer or string (`1.5`, `2^40`, `null`)
+    // would be read as a notification and never answered: JSON-RPC calls it
+    // invalid, answered with the id `null`.
+    if id.is_none() && value.get("method").is_some() && value.get("id").is_some() {
+        return malformed(
+            ErrorCode::InvalidRequest,
+            format!(
+                "the request's id {} is not a string or a whole number in 32 bits",
+                value["id"]
+            ),
+        );
+    }
     match serde_json::from_value::<Message>(value) {
         Ok(message) => Incoming::Message(message),
         Err(_) => Incoming::Malformed {
@@ -184,6 +196,8 @@ mod tests {
             "Content-Length: many\r\n\r\n".to_string(),
             framed(r#"{"jsonrpc":"2.0","id":3}"#),
             framed("[1, 2]"),
+            framed(r#"{"jsonrpc":"2.0","id":1.5,"method":"shutdown"}"#),
+            framed(r#"{"jsonrpc":"2.0","id":4294967296,"method":"shutdown"}"#),
             // Garbage glued to the front of a header.
             format!("@@@{ok}"),
             "\r\n\n".to_string(),
@@ -206,6 +220,8 @@ mod tests {
                 "ParseError None",
                 "ParseError None",
                 "InvalidRequest Some(RequestId(I32(3)))",
+                "InvalidRequest None",
+                "InvalidRequest None",
                 "InvalidRequest None",
                 "request 7",
                 "request 7",
