@@ -20,7 +20,7 @@ use crate::eval::format;
 use crate::eval::value::Value;
 use crate::eval::{Interpreter, Stop};
 use crate::syntax::lexer::{Token, lex};
-use crate::syntax::parser::parse;
+use crate::syntax::parser::{at_prompt, parse};
 use crate::syntax::tree::{ExprKind, Program, StmtKind};
 
 pub const PROMPT: &str = "tapec> ";
@@ -419,7 +419,7 @@ impl Repl {
         if errors.is_empty() {
             self.run_entry(&program);
         } else {
-            self.report_all(&errors);
+            self.report_all(&at_prompt(errors));
         }
         self.show_warnings();
     }
@@ -571,7 +571,7 @@ impl Repl {
         let id = self.add_entry(&text);
         let (program, errors) = parse(&text, id);
         if !errors.is_empty() {
-            self.report_all(&errors);
+            self.report_all(&at_prompt(errors));
             return;
         }
         self.run_entry(&program);
@@ -627,7 +627,6 @@ impl Repl {
         let before = self.interp.snapshot();
         self.interp.take_in(program);
         for (k, stmt) in program.body.iter().enumerate() {
-            let snapshot = self.interp.snapshot();
             let outcome = self.run_statement(stmt);
             match outcome {
                 Ok(()) => {}
@@ -648,32 +647,35 @@ impl Repl {
                     return;
                 }
                 Err(Stop::Interrupted) => {
-                    // What completed is kept; a tape open at the prompt
-                    // must not keep half a statement's records, so there
-                    // the statement is undone.
-                    if self.tape_started.is_some() {
-                        self.interp.restore(snapshot);
-                        self.interrupted_with(
-                            "interrupted: the statement is undone, the tape is as it was and \
-                             still open"
-                                .to_string(),
-                        );
-                    } else {
+                    // What completed is kept, on a tape open at the prompt
+                    // too: its records stay, and the variables their
+                    // values. A loop is interrupted only at the head of a
+                    // turn or of a routine call, so at most the records of
+                    // the expression that call was in lead to nothing.
+                    let prompt_tape = self.tape_started.is_some();
+                    if !prompt_tape {
+                        // A tape the statement itself opened is not open
+                        // any more.
                         self.interp.stop_open_tape();
-                        let counter = match &stmt.kind {
-                            StmtKind::For { var, .. } => self
-                                .interp
-                                .globals
-                                .get(&var.text)
-                                .and_then(|slot| slot.value.as_ref())
-                                .map(|v| format!(" at {} = {}", var.text, format::value(v))),
-                            _ => None,
-                        };
-                        self.interrupted_with(format!(
-                            "interrupted{}: what completed is kept",
-                            counter.unwrap_or_default()
-                        ));
                     }
+                    let counter = match &stmt.kind {
+                        StmtKind::For { var, .. } => self
+                            .interp
+                            .globals
+                            .get(&var.text)
+                            .and_then(|slot| slot.value.as_ref())
+                            .map(|v| format!(" at {} = {}", var.text, format::value(v))),
+                        _ => None,
+                    };
+                    let tape = if prompt_tape {
+                        ", and the tape is still open"
+                    } else {
+                        ""
+                    };
+                    self.interrupted_with(format!(
+                        "interrupted{}: what completed is kept{tape}",
+                        counter.unwrap_or_default()
+                    ));
                     return;
                 }
             }

@@ -376,24 +376,36 @@ fn an_interrupt_stops_a_loop_and_keeps_what_completed() {
 }
 
 #[test]
-fn an_interrupted_statement_on_an_open_tape_says_the_tape_is_still_open() {
+fn an_interrupted_loop_on_an_open_tape_keeps_its_finished_turns_and_the_tape() {
     let (mut cells, shown) = session();
-    cells.execute("n := 0.0;\nk := 0;\ntape");
+    cells.execute("n := 0.0;\nmark := '';\ntape");
     let stopper = interrupt_soon(&cells);
-    let outcome = cells.execute("while true do\n  k := k + 1;");
+    // The first three turns record an addition each; the loop runs on,
+    // recording nothing (a String is not recorded), until the interrupt
+    // at a turn's head.
+    let outcome = cells.execute(
+        "while true do\n  if Length(mark) < 3 then\n  begin\n    n := n + 1.5;\n    mark := mark + 'x';\n  end;",
+    );
     stopper.join().unwrap();
     assert_eq!(
         outcome,
         Outcome::Interrupted(
-            "interrupted: the statement is undone, the tape is as it was and still open".into()
+            "interrupted: what completed is kept, and the tape is still open".into()
         )
     );
     streams(&shown);
     cells.execute("s := n * 2;\nend;");
     assert_eq!(
         streams(&shown).0,
-        "s = 0.000000 (recorded)\ntape closed: 3 records (2 leaves, 1 operation), \
-         result s = 0.000000; blame is ready\n"
+        "s = 9.000000 (recorded)\ntape closed: 9 records (5 leaves, 4 operations), \
+         result s = 9.000000; blame is ready\n"
+    );
+    // The blame reaches `n` through the kept turns' records.
+    assert_eq!(
+        cells.execute("Blame(n);"),
+        Outcome::Done {
+            result: Some("2.000000".into())
+        }
     );
 }
 

@@ -179,16 +179,40 @@ fn describe(pattern: &RichPattern<'_, Token>) -> Option<String> {
     Some(match pattern {
         RichPattern::Token(t) => format!("{}", &**t),
         RichPattern::Label(l) => l.to_string(),
-        RichPattern::EndOfInput => "the end of the file".to_string(),
+        RichPattern::EndOfInput => END_OF_FILE.to_string(),
         _ => return None,
     })
+}
+
+/// How an error names the end of the text, and its label there.
+const END_OF_FILE: &str = "the end of the file";
+const FILE_ENDS: &str = "the file ends here";
+
+/// Errors of an entry at the prompt (or a notebook's cell), which name
+/// the end of the text as the input's, not a file's.
+pub fn at_prompt(mut errors: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let reword = |text: &mut String| {
+        if text.contains(END_OF_FILE) || text.contains(FILE_ENDS) {
+            *text = text
+                .replace(END_OF_FILE, "the end of the input")
+                .replace(FILE_ENDS, "the input ends here");
+        }
+    };
+    for d in &mut errors {
+        reword(&mut d.message);
+        for (_, label) in &mut d.labels {
+            reword(label);
+        }
+        d.hints.iter_mut().for_each(reword);
+    }
+    errors
 }
 
 fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagnostic {
     let span = Span::new(source, error.span().start, error.span().end);
     let found = match error.found() {
         Some(t) => format!("{t}"),
-        None => "the end of the file".to_string(),
+        None => END_OF_FILE.to_string(),
     };
     let mut expected: Vec<String> = error.expected().filter_map(describe).collect();
     expected.sort();
@@ -210,7 +234,7 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
     // Where a statement may start, an `end` has no block to close.
     let statement_could_start = expected
         .iter()
-        .any(|e| e == "a statement" || e == "the end of the file");
+        .any(|e| e == "a statement" || e == END_OF_FILE);
     let stray_end = matches!(error.found(), Some(Token::End)) && statement_could_start;
     if stray_end {
         expected = vec!["a statement".to_string()];
@@ -251,7 +275,7 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
             },
             match found_token {
                 Some(_) => "not expected here".to_string(),
-                None => "the file ends here".to_string(),
+                None => FILE_ENDS.to_string(),
             },
         ),
     };
