@@ -536,10 +536,15 @@ impl<'a> Checker<'a> {
     fn expr_statement(&mut self, e: &'a Expr) {
         let (name, args) = match &e.kind {
             ExprKind::Call { name, args } => (name, args.as_slice()),
+            // A name alone that is no variable is a call: of a builtin or a
+            // routine, or in a program of a procedure misspelled (`Gret;`),
+            // said once, as an unknown procedure. (At the prompt a name
+            // alone shows a variable, so there it is an unknown variable.)
             ExprKind::Name(name)
                 if !self.is_variable(&name.text)
                     && (declarations::find(&name.text).is_some()
-                        || self.routine_signature(&name.text).is_some()) =>
+                        || self.routine_signature(&name.text).is_some()
+                        || (!self.repl && name.text != "Inf")) =>
             {
                 (name, &[][..])
             }

@@ -1494,9 +1494,11 @@ impl Interpreter {
                         )
                         .with_label(first, format!("this `Nudge` gave `{}` a new value", name.text))
                         .with_label(name.span, "its blame belongs to the value it had on the tape")
-                        .with_hint(
-                            "nudge each variable once after each tape; for a bigger step, use a larger rate",
-                        ),
+                        .with_hint(format!(
+                            "read `Blame({0})` before `Nudge({0}, ...)`; and nudge each variable once \
+                             after each tape (for a bigger step, use a larger rate)",
+                            name.text
+                        )),
                     );
                 }
                 let why = match v {

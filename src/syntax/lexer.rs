@@ -16,6 +16,8 @@ pub enum LexError {
     #[default]
     UnexpectedCharacter,
     UnterminatedString,
+    /// `"like this"`: one error for the whole string, not one per quote.
+    DoubleQuoted,
     UnterminatedComment,
     IntegerTooLarge,
     RealTooLarge,
@@ -61,6 +63,10 @@ fn unterminated_string() -> Result<(), LexError> {
     Err(LexError::UnterminatedString)
 }
 
+fn double_quoted() -> Result<(), LexError> {
+    Err(LexError::DoubleQuoted)
+}
+
 fn parse_string(lex: &mut logos::Lexer<RawToken>) -> String {
     let body = lex.slice();
     body[1..body.len() - 1].replace("''", "'")
@@ -91,6 +97,8 @@ enum RawToken {
     Str(String),
     #[regex(r"'([^'\n]|'')*", |_| unterminated_string(), allow_greedy = true)]
     OpenString,
+    #[regex(r#""[^"\n]*""#, |_| double_quoted())]
+    DoubleQuoted,
 
     #[token(":=")]
     Assign,
@@ -394,16 +402,23 @@ impl std::fmt::Display for Token {
     }
 }
 
+/// A character as an error shows it: as itself if it can be seen, else
+/// escaped (`\t`, `\u{7f}`).
+fn shown(ch: char) -> String {
+    if ch.is_control() || ch.is_whitespace() {
+        ch.escape_debug().to_string()
+    } else {
+        ch.to_string()
+    }
+}
+
 fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
     match error {
         LexError::UnexpectedCharacter => {
             let ch = text.chars().next().unwrap_or(' ');
             let span = Span::new(span.source, span.start, span.start + ch.len_utf8());
-            let mut d = Diagnostic::new(
-                span,
-                format!("unexpected character `{}`", ch.escape_debug()),
-            )
-            .with_label(span, "not part of any token");
+            let mut d = Diagnostic::new(span, format!("unexpected character `{}`", shown(ch)))
+                .with_label(span, "not part of any token");
             if ch == '^' {
                 d = Diagnostic::new(span, "there is no power operator")
                     .with_label(span, "not an operator here")
@@ -423,6 +438,12 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
         .with_hint(
             "close the string with `'` before the line ends; write `''` for a quote inside it",
         ),
+        LexError::DoubleQuoted => {
+            let inner = &text[1..text.len() - 1];
+            Diagnostic::new(span, "strings are written in single quotes")
+                .with_label(span, "in double quotes")
+                .with_hint(format!("write '{}'", inner.replace('\'', "''")))
+        }
         LexError::UnterminatedComment => {
             let opener = if text.starts_with('{') { "{" } else { "(*" };
             let closer = if opener == "{" { "}" } else { "*)" };
@@ -491,7 +512,7 @@ fn lex_into(
             Ok(RawToken::Integer(n)) => Token::Integer(n),
             Ok(RawToken::Real(x)) => Token::Real(x),
             Ok(RawToken::Str(s)) => Token::Str(s),
-            Ok(RawToken::BadNumber) | Ok(RawToken::OpenString) => Token::Error,
+            Ok(RawToken::BadNumber | RawToken::OpenString | RawToken::DoubleQuoted) => Token::Error,
             Ok(RawToken::Assign) => Token::Assign,
             Ok(RawToken::Plus) => Token::Plus,
             Ok(RawToken::Minus) => Token::Minus,
