@@ -169,47 +169,75 @@ fn collect_routines(stmts: &[Stmt], into: &mut HashMap<String, Rc<Routine>>) {
 
 /// Every name the statements assign at this level (not inside routines),
 /// `var` arguments of `routines` included.
-fn assigned(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
+/// Calls `f` on each statement of `stmts` and every statement inside them.
+fn each_stmt<'a>(stmts: &'a [Stmt], f: &mut dyn FnMut(&'a Stmt)) {
     for stmt in stmts {
+        f(stmt);
         match &stmt.kind {
-            StmtKind::Assign { target, .. } | StmtKind::AssignIndex { target, .. } => {
-                push_new(into, &target.text);
-            }
-            StmtKind::For { var, body, .. } => {
-                push_new(into, &var.text);
-                assigned(std::slice::from_ref(body), routines, into);
+            StmtKind::For { body, .. } | StmtKind::While { body, .. } => {
+                each_stmt(std::slice::from_ref(body), f)
             }
             StmtKind::Block(body) | StmtKind::Repeat { body, .. } | StmtKind::Tape { body, .. } => {
-                assigned(body, routines, into)
+                each_stmt(body, f)
             }
             StmtKind::If {
                 branches,
                 otherwise,
             } => {
                 for (_, s) in branches {
-                    assigned(std::slice::from_ref(s), routines, into);
+                    each_stmt(std::slice::from_ref(s), f);
                 }
                 if let Some(s) = otherwise {
-                    assigned(std::slice::from_ref(s), routines, into);
-                }
-            }
-            StmtKind::While { body, .. } => assigned(std::slice::from_ref(body), routines, into),
-            StmtKind::Expr(Expr {
-                kind: ExprKind::Call { name, args },
-                ..
-            }) => {
-                // A routine's `var` arguments are assigned when it returns.
-                if let Some(r) = routines.get(&name.text) {
-                    for (p, arg) in r.params.iter().zip(args) {
-                        if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
-                            push_new(into, &n.text);
-                        }
-                    }
+                    each_stmt(std::slice::from_ref(s), f);
                 }
             }
             _ => {}
         }
     }
+}
+
+fn assigned(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
+    each_stmt(stmts, &mut |stmt| match &stmt.kind {
+        StmtKind::Assign { target, .. } | StmtKind::AssignIndex { target, .. } => {
+            push_new(into, &target.text);
+        }
+        StmtKind::For { var, .. } => push_new(into, &var.text),
+        StmtKind::Expr(Expr {
+            kind: ExprKind::Call { name, args },
+            ..
+        }) => {
+            // A routine's `var` arguments are assigned when it returns.
+            if let Some(r) = routines.get(&name.text) {
+                for (p, arg) in r.params.iter().zip(args) {
+                    if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
+                        push_new(into, &n.text);
+                    }
+                }
+            }
+        }
+        _ => {}
+    });
+}
+
+/// The variables `stmts` nudge (`Nudge(w, rate)` as a statement).
+fn nudged(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>) -> Vec<String> {
+    let mut into = Vec::new();
+    each_stmt(stmts, &mut |stmt| {
+        if let StmtKind::Expr(Expr {
+            kind: ExprKind::Call { name, args },
+            ..
+        }) = &stmt.kind
+            && !routines.contains_key(&name.text)
+            && matches!(
+                declarations::find(&name.text).map(|b| b.does),
+                Some(Does::Nudge)
+            )
+            && let Some(ExprKind::Name(n)) = args.first().map(|a| &a.value.kind)
+        {
+            push_new(&mut into, &n.text);
+        }
+    });
+    into
 }
 
 fn push_new(into: &mut Vec<String>, name: &str) {
@@ -286,9 +314,20 @@ impl Exporter<'_> {
                 None => "None, ".to_string(),
             })
             .collect();
+        // A function names its header, where an unset `Result` is said.
+        let function = if r.is_function {
+            let header = format!("{}:{}", self.file, self.line_of(r.header));
+            format!(", function={}", py_str(&header))
+        } else {
+            String::new()
+        };
         self.emit(
             0,
-            &format!("@rt.routine({}, ({}))", py_str(&r.name.text), types),
+            &format!(
+                "@rt.routine({}, ({}){function})",
+                py_str(&r.name.text),
+                types
+            ),
             None,
         );
         self.emit(
@@ -322,6 +361,15 @@ impl Exporter<'_> {
             .extend(r.locals.iter().map(|d| d.name.text.to_string()));
         self.own.push("Result".to_string());
         assigned(&r.body, &self.routines, &mut self.own);
+        // A global the routine nudges is the global's name in Python too.
+        let globals: Vec<String> = nudged(&r.body, &self.routines)
+            .into_iter()
+            .filter(|n| !self.own.contains(n))
+            .map(|n| py_name(&n))
+            .collect();
+        if !globals.is_empty() {
+            self.emit(1, &format!("global {}", globals.join(", ")), None);
+        }
         self.in_routine = true;
         self.block(&r.body, 1)?;
         self.in_routine = false;

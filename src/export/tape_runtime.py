@@ -313,10 +313,15 @@ def _here():
         f = f.f_back
     if f is None:
         return "?"
-    key = (f.f_code.co_filename, f.f_lineno)
+    return _place(f.f_code.co_filename, f.f_lineno)
+
+
+def _place(filename, lineno):
+    """The place in the program the script's line `lineno` comes from."""
+    key = (filename, lineno)
     if key not in _places:
         _places[key] = "?"
-        for n in range(f.f_lineno, 0, -1):
+        for n in range(lineno, 0, -1):
             found = _COMMENT.search(linecache.getline(key[0], n))
             if found:
                 _places[key] = found.group(1)
@@ -401,6 +406,23 @@ def run(program, files=""):
         sys.stdout.flush()
         sys.stderr.write(f"Error: {e.message}\n  at {e.where}\n")
         sys.exit(1)
+    except NameError as e:
+        # A variable read before anything was assigned to it, in a line of
+        # the script (not a fault of this runtime's, which stays a
+        # traceback).
+        frames = []
+        tb = e.__traceback__
+        while tb is not None:
+            frames.append(tb)
+            tb = tb.tb_next
+        last = frames[-1].tb_frame.f_code.co_filename if frames else __file__
+        if last == __file__ or not getattr(e, "name", None):
+            raise
+        name = e.name[:-1] if e.name.endswith("_") else e.name
+        where = _place(last, frames[-1].tb_lineno)
+        sys.stdout.flush()
+        sys.stderr.write(f"Error: `{name}` has no value yet\n  at {where}\n")
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.stderr.write("interrupted\n")
@@ -468,11 +490,12 @@ _depth = [0]
 _base = [None]
 
 
-def routine(name, types=()):
+def routine(name, types=(), function=None):
     """A routine's calls: counted, so that nesting deeper than the
-    language allows is its error, not Python's; and its arguments checked
+    language allows is its error, not Python's; its arguments checked
     against the parameters' declared types (`types`, None where there is
-    none), as errors of the call."""
+    none), as errors of the call; and a function's `Result` checked to be
+    set when it returns (`function`: where its header is)."""
     def wrap(body):
         def call(*args):
             if _depth[0] >= MAX_CALL_DEPTH:
@@ -481,10 +504,13 @@ def routine(name, types=()):
             _depth[0] += 1
             _var_frames.append([])
             try:
-                return body(*args)
+                out = body(*args)
             finally:
                 _depth[0] -= 1
                 _last_var[0] = _var_frames.pop()
+            if function and (out[0] if type(out) is tuple else out) is None:
+                raise TapeError(function, f"`{name}` ended without setting `Result`")
+            return out
         call.__name__ = body.__name__
         call.__doc__ = body.__doc__
         return call
@@ -721,12 +747,22 @@ def _compare(a, b, where, symbol):
     raise TapeError(where, f"cannot compare {_kind(a)} with {_kind(b)} by `{symbol}`")
 
 
+def _same_matrix(a, b):
+    """`a = b` of two matrices: the same shape and every element equal."""
+    import torch
+    return tuple(a.shape) == tuple(b.shape) and bool(torch.equal(a.detach(), b.detach()))
+
+
 def eq(a, b, where=None):
+    if _is_matrix(a) and _is_matrix(b):
+        return _same_matrix(a, b)
     a, b = _compare(a, b, where, "=")
     return a == b
 
 
 def ne(a, b, where=None):
+    if _is_matrix(a) and _is_matrix(b):
+        return not _same_matrix(a, b)
     a, b = _compare(a, b, where, "<>")
     return a != b
 
@@ -1253,9 +1289,54 @@ def set_element(m, i, j, x, where=None):
         raise TapeError(where, f"a matrix element is a number, not {_kind(x)}")
     r = _index(i, m.shape[0], "row", where)
     c = _index(j, m.shape[1], "column", where)
-    m = m.detach().clone()
+    if not _held_once(_holders(m)):
+        m = m.detach().clone()
     m[r, c] = float(x)
     return m
+
+
+def _holders(m):
+    """How many references `m` has here, and its storage has: called as
+    `set_element` calls it, one call down from the variable's holder."""
+    import torch
+    try:
+        storage = torch._C._storage_Use_Count(m.untyped_storage()._cdata)
+    except (AttributeError, RuntimeError):
+        return None
+    return sys.getrefcount(m), storage, m.requires_grad
+
+
+def _calibrated(m):
+    return _holders(m)
+
+
+_HELD_ONCE = []
+
+
+def _held_once(holders):
+    """Whether the matrix `set_element` was given is held by its variable
+    alone (no other name, no view of its storage, not on a tape), so that
+    changing it in place changes nothing else: then `m[i, j] := x` in a
+    loop takes time in proportion to the loop, not the loop times the
+    matrix. The counts of a matrix held once are found by trying, so that
+    any Python gives its own; where a second name or a view did not raise
+    them, every element set copies, as before."""
+    import torch
+    if not _HELD_ONCE:
+        alone = torch.zeros(1, 1)
+        once = _calibrated(alone)
+        other = alone
+        named = _calibrated(alone)
+        del other
+        view = alone.t()
+        viewed = _calibrated(alone)
+        del view
+        works = once is not None and named[0] > once[0] and viewed[1] > once[1]
+        _HELD_ONCE.append(once[:2] if works else None)
+    counts = _HELD_ONCE[0]
+    if holders is None or counts is None or holders[2]:
+        return False
+    return holders[0] <= counts[0] and holders[1] <= counts[1]
 
 
 def transpose(m, where=None):
@@ -1267,7 +1348,14 @@ def sum_(m, where=None):
 
 
 def mean(m, where=None):
-    return _real_of(_matrix_arg(m, where, "Mean").mean())
+    # Where the sum overflows though every value is finite, each value
+    # over the count is summed instead, as tapec does.
+    import torch
+    t = _matrix_arg(m, where, "Mean")
+    value = t.mean()
+    if torch.isinf(value) and torch.isfinite(t).all():
+        value = (t / t.numel()).sum()
+    return _real_of(value)
 
 
 def row_sum(m, where=None):
@@ -1275,7 +1363,13 @@ def row_sum(m, where=None):
 
 
 def row_mean(m, where=None):
-    return _matrix_arg(m, where, "RowMean").mean(dim=1, keepdim=True)
+    import torch
+    t = _matrix_arg(m, where, "RowMean")
+    means = t.mean(dim=1, keepdim=True)
+    over = torch.isinf(means) & torch.isfinite(t).all(dim=1, keepdim=True)
+    if over.any():
+        means = torch.where(over, (t / t.shape[1]).sum(dim=1, keepdim=True), means)
+    return means
 
 
 def col_sum(m, where=None):

@@ -11,9 +11,25 @@ use super::tensor::{Blames, Tensor};
 pub(super) fn sum_forward(a: &Tensor, mean: bool) -> Tensor {
     let v = a.view();
     if mean {
-        Tensor::Scalar(v.sum() / v.len() as f64)
+        Tensor::Scalar(mean_of(v.sum(), v.iter(), v.len()))
     } else {
         Tensor::Scalar(v.sum())
+    }
+}
+
+/// The mean of `n` values whose sum is `sum`: the sum over the count, or,
+/// where that sum overflows though every value is finite (`Mean` of
+/// `[[1e308, 1e308]]`), the sum of each value over the count.
+fn mean_of<'a>(sum: f64, values: impl Iterator<Item = &'a f64>, n: usize) -> f64 {
+    let n = n as f64;
+    if sum.is_finite() {
+        return sum / n;
+    }
+    let parts: Vec<f64> = values.copied().collect();
+    if parts.iter().all(|x| x.is_finite()) {
+        parts.iter().map(|x| x / n).sum()
+    } else {
+        sum / n
     }
 }
 
@@ -33,8 +49,10 @@ pub(super) fn row_sum_forward(a: &Tensor, mean: bool) -> Tensor {
     let v = a.view();
     let sums = v.sum_axis(Axis(1)).insert_axis(Axis(1));
     if mean {
-        let n = v.ncols() as f64;
-        Tensor::matrix(sums.mapv(|x| x / n))
+        let means = ndarray::Zip::from(sums.rows())
+            .and(v.rows())
+            .map_collect(|sum, row| mean_of(sum[0], row.iter(), row.len()));
+        Tensor::matrix(means.insert_axis(Axis(1)))
     } else {
         Tensor::matrix(sums)
     }

@@ -102,8 +102,26 @@ fn row_slice<'a>(row: &ArrayView1<'a, f64>) -> Cow<'a, [f64]> {
 /// A row's mean and 1/std (with epsilon), the same bits wherever asked.
 fn row_statistics(row: &ArrayView1<f64>) -> (f64, f64) {
     let n = row.len() as f64;
-    let mean = row.sum() / n;
+    let mut mean = row.sum() / n;
+    if mean.is_infinite() && row.iter().all(|x| x.is_finite()) {
+        // The sum overflowed: each value over the count, summed.
+        mean = row.iter().map(|x| x / n).sum();
+    }
     let var = kernels::sum_squared_from(&row_slice(row), mean) / n;
+    if var.is_infinite() && mean.is_finite() {
+        // The squares overflowed (values past about 1e154): the distances
+        // from the mean over the largest of them, squared, then the
+        // standard deviation scaled back (epsilon is then far below it).
+        let scale = row.iter().map(|x| (x - mean).abs()).fold(0.0, f64::max);
+        if scale.is_finite() {
+            let scaled = row
+                .iter()
+                .map(|x| ((x - mean) / scale).powi(2))
+                .sum::<f64>()
+                / n;
+            return (mean, 1.0 / (scale * scaled.sqrt()));
+        }
+    }
     (mean, 1.0 / (var + LAYER_NORM_EPSILON).sqrt())
 }
 
@@ -251,5 +269,28 @@ mod tests {
         for row in softmax.view().rows() {
             assert!((row.sum() - 1.0).abs() < 1e-15);
         }
+    }
+
+    /// Values whose sum or squares would overflow are normalised as
+    /// smaller ones are: the row scaled by 1e150, 1e200 or 1e300 gives what
+    /// it gives scaled by 1e10 (large enough that epsilon is lost in the
+    /// variance, small enough that nothing overflows).
+    #[test]
+    fn layer_norm_of_huge_values_is_that_of_small_ones() {
+        let small = [1.0, 2.0, 4.0, -3.0];
+        let large: Vec<f64> = small.iter().map(|x| x * 1e10).collect();
+        let (expected, _) = layer_norm(&Array2::from_shape_vec((1, 4), large).unwrap().view());
+        for scale in [1e150, 1e200, 1e300] {
+            let huge: Vec<f64> = small.iter().map(|x| x * scale).collect();
+            let (got, rstd) = layer_norm(&Array2::from_shape_vec((1, 4), huge).unwrap().view());
+            assert!(rstd[0] > 0.0 && rstd[0].is_finite(), "{scale}: {rstd:?}");
+            for (g, e) in got.iter().zip(expected.iter()) {
+                assert!((g - e).abs() < 1e-12, "{scale}: {got} against {expected}");
+            }
+        }
+        // Untouched where nothing overflows: the first path's bits.
+        let (mean, rstd) = row_statistics(&ndarray::arr1(&small).view());
+        assert_eq!(mean, 1.0);
+        assert_eq!(rstd, 1.0 / (6.5f64 + LAYER_NORM_EPSILON).sqrt());
     }
 }
