@@ -415,6 +415,11 @@ pub fn export_python(opts: &RunOptions, files_from: &str, err: &mut dyn Write) -
             return None;
         }
     };
+    // The checks' warnings are said where the program is read, as `run`
+    // and `check` say them: the script itself does not repeat them.
+    if !loaded.warnings.is_empty() {
+        report(&sources, &loaded.warnings, opts.color, err);
+    }
     let file = opts.path.file_name().map_or_else(
         || opts.path.display().to_string(),
         |f| f.to_string_lossy().into_owned(),

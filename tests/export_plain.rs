@@ -138,6 +138,20 @@ fn tapec_export_writes_the_script_and_its_runtime() {
         std::fs::read_to_string(dir.join("tape_runtime.py")).unwrap(),
         tapec::export::RUNTIME
     );
+    // The checks' warnings are said when exporting, as when running.
+    let warned = dir.join("warning_indentation.py");
+    let out = tapec(&[
+        "tests/run/warning_indentation.tape".as_ref(),
+        "-o".as_ref(),
+        warned.as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let told = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        told.starts_with("Warning: this statement is indented as if it were part of the `for`"),
+        "{told}"
+    );
+    assert!(told.contains("tapec export wrote "), "{told}");
     let missing = dir.join("no-such-folder").join("knob.py");
     let out = tapec(&[
         "programs/knob.tape".as_ref(),
