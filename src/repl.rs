@@ -415,6 +415,19 @@ impl Repl {
         }
         let text = self.pending.take();
         let id = self.add_entry(&text);
+        // An entry that ends where a statement is owed (`while c do`) would
+        // parse with an empty one and run it: a loop with no body.
+        let (tokens, _) = lex(&text, id);
+        if let Some((owing @ (Token::Do | Token::Then | Token::Else), at)) = tokens.last() {
+            let end = text.trim_end().len();
+            let end = Span::new(id, end, end);
+            let d = Diagnostic::new(end, "expected a statement, found the end of the input")
+                .with_label(*at, format!("a statement must follow this {owing}"))
+                .with_label(end, "the input ends here")
+                .with_hint("write the statement, or `begin end` for one that does nothing");
+            self.report_all(&[d]);
+            return;
+        }
         let (program, errors) = parse(&text, id);
         if errors.is_empty() {
             self.run_entry(&program);

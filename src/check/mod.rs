@@ -780,6 +780,9 @@ impl<'a> Checker<'a> {
             candidates.extend(locals.iter().map(String::as_str));
         }
         candidates.extend(declarations::BUILTINS.iter().map(|b| b.name));
+        // A routine's name misspelled (`Gret;` at the prompt) is near one.
+        candidates.extend(self.routines.keys().map(String::as_str));
+        candidates.extend(self.known.routines.keys().map(String::as_str));
         let d = unknown_variable(name, "nothing is ever assigned to this name", candidates);
         self.error(d);
     }

@@ -202,6 +202,12 @@ fn assigned(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>, into: &mut 
             push_new(into, &target.text);
         }
         StmtKind::For { var, .. } => push_new(into, &var.text),
+        // A variable declared and never assigned is the scope's too.
+        StmtKind::Var(decls) => {
+            for d in decls {
+                push_new(into, &d.name.text);
+            }
+        }
         StmtKind::Expr(Expr {
             kind: ExprKind::Call { name, args },
             ..

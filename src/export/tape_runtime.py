@@ -416,9 +416,14 @@ def run(program, files=""):
             frames.append(tb)
             tb = tb.tb_next
         last = frames[-1].tb_frame.f_code.co_filename if frames else __file__
-        if last == __file__ or not getattr(e, "name", None):
+        name = getattr(e, "name", None)
+        if name is None:
+            # An UnboundLocalError names its variable only in its message.
+            quoted = re.search(r"'([^']+)'", str(e))
+            name = quoted.group(1) if quoted else None
+        if last == __file__ or name is None:
             raise
-        name = e.name[:-1] if e.name.endswith("_") else e.name
+        name = name[:-1] if name.endswith("_") else name
         where = _place(last, frames[-1].tb_lineno)
         sys.stdout.flush()
         sys.stderr.write(f"Error: `{name}` has no value yet\n  at {where}\n")
@@ -1344,7 +1349,7 @@ def transpose(m, where=None):
 
 
 def sum_(m, where=None):
-    return _real_of(_matrix_arg(m, where, "Sum").sum())
+    return _real_of(_checked(_matrix_arg(m, where, "Sum").sum(), where, "Sum"))
 
 
 def mean(m, where=None):
@@ -1355,11 +1360,11 @@ def mean(m, where=None):
     value = t.mean()
     if torch.isinf(value) and torch.isfinite(t).all():
         value = (t / t.numel()).sum()
-    return _real_of(value)
+    return _real_of(_checked(value, where, "Mean"))
 
 
 def row_sum(m, where=None):
-    return _matrix_arg(m, where, "RowSum").sum(dim=1, keepdim=True)
+    return _checked(_matrix_arg(m, where, "RowSum").sum(dim=1, keepdim=True), where, "RowSum")
 
 
 def row_mean(m, where=None):
@@ -1369,11 +1374,11 @@ def row_mean(m, where=None):
     over = torch.isinf(means) & torch.isfinite(t).all(dim=1, keepdim=True)
     if over.any():
         means = torch.where(over, (t / t.shape[1]).sum(dim=1, keepdim=True), means)
-    return means
+    return _checked(means, where, "RowMean")
 
 
 def col_sum(m, where=None):
-    return _matrix_arg(m, where, "ColSum").sum(dim=0, keepdim=True)
+    return _checked(_matrix_arg(m, where, "ColSum").sum(dim=0, keepdim=True), where, "ColSum")
 
 
 def row_softmax(m, where=None):
@@ -1523,7 +1528,12 @@ def power(a, p, where=None):
 def layer_norm(m, where=None):
     torch = _torch()
     m = _matrix_arg(m, where, "LayerNorm")
-    return _checked(torch.nn.functional.layer_norm(m, (m.shape[1],), eps=1e-5), where, "LayerNorm")
+    # A row whose squares would overflow (values past about 1e150) is
+    # normalised scaled down to a largest size of 1e3, where epsilon is
+    # lost as it is in tapec's; every other row is divided by 1, exactly.
+    size = m.detach().abs().amax(dim=1, keepdim=True)
+    scale = torch.where(size > 1e150, size / 1e3, torch.ones_like(size))
+    return _checked(torch.nn.functional.layer_norm(m / scale, (m.shape[1],), eps=1e-5), where, "LayerNorm")
 
 
 def embed(table, ids, where=None):
@@ -1539,6 +1549,9 @@ def cross_entropy(logits, targets, where=None):
     if len(picked) != logits.shape[0]:
         raise TapeError(where, f"CrossEntropy: {logits.shape[0]} rows of logits but {len(picked)} targets")
     index = torch.tensor(picked, device=_made_as()["device"])
+    if bool(torch.isposinf(logits).any()):
+        # tapec takes each row's largest logit from the row: inf - inf.
+        raise TapeError(where, "CrossEntropy made a NaN (not a number)")
     lse = torch.logsumexp(logits, dim=1)
     return _real_of(_checked((lse - logits[torch.arange(len(picked)), index]).mean(), where, "CrossEntropy"))
 
