@@ -105,6 +105,24 @@ fn what_is_not_translated_yet_is_an_error_at_its_span() {
         "{err}"
     );
     assert!(err.contains("tape.tape:3:3"), "{err}");
+    // A function with a `var` parameter is translated where its call is
+    // assigned whole, and refused inside a larger expression, where the
+    // values it gives back to the caller's variables would be lost.
+    let program = dir.join("var.tape");
+    let whole = "function G(var m: Real): Real;\nbegin\n  m := 5;\n  Result := 1;\nend;\n\
+                 a := 1.0;\nx := G(a);\n";
+    std::fs::write(&program, whole).unwrap();
+    assert!(export(&program).is_ok());
+    std::fs::write(&program, format!("{whole}WriteLn(G(a) + 1);\n")).unwrap();
+    let err = export(&program).unwrap_err();
+    assert!(
+        err.contains(
+            "`tapec export` does not translate a call of a function with a `var` parameter \
+             inside a larger expression yet"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("var.tape:8:9"), "{err}");
     let _ = std::fs::remove_dir_all(dir);
 }
 

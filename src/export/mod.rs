@@ -119,6 +119,10 @@ struct Exporter<'a> {
     /// assignment to one is reported to the runtime (`rt.var_assigned`),
     /// since it may be the last assignment of a tape that called it.
     var_params: Vec<String>,
+    /// Set just before a call of a routine with `var` parameters is
+    /// written whole (`y := F(x)`, `P(x);`), whose returned values go back
+    /// to the caller's variables; any other such call is not translated.
+    whole_var_call: bool,
     /// The names the routine being written owns (its parameters, locals,
     /// `Result` and what it assigns): Python's locals of its function.
     /// Any other name it reads is a global.
@@ -146,6 +150,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         typed: Vec::new(),
         in_routine: false,
         var_params: Vec::new(),
+        whole_var_call: false,
         own: Vec::new(),
         in_tape: false,
         replays: calls_check_blame(&program.body),
@@ -660,6 +665,7 @@ impl Exporter<'_> {
                 );
             }
         }
+        self.whole_var_call = true;
         let call = self.expr(e)?;
         // What the routine assigned last through a `var` parameter is
         // assigned last here too: on a tape it is the tape's result so far
@@ -836,11 +842,24 @@ impl Exporter<'_> {
     }
 
     fn call(&mut self, name: &Name, args: &[Arg], span: Span) -> Out<String> {
+        let whole = std::mem::take(&mut self.whole_var_call);
         let mut values = Vec::new();
         for arg in args {
             values.push(self.expr(&arg.value)?);
         }
         if let Some(r) = self.routines.get(&*name.text).cloned() {
+            if !whole && r.params.iter().any(|p| p.by_ref) {
+                return Err(Box::new(
+                    (*not_yet(
+                        span,
+                        "a call of a function with a `var` parameter inside a larger expression",
+                    ))
+                    .with_hint(format!(
+                        "assign its value to a variable first: `v := {}(...);`",
+                        name.text
+                    )),
+                ));
+            }
             // A `var` argument may be a variable not assigned yet, which
             // the routine assigns: it goes in as `rt.UNSET`.
             let scope = if self.in_routine {
