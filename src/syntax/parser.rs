@@ -47,7 +47,10 @@ pub fn parse_tokens(
     text: &str,
     source: SourceId,
 ) -> (Program, Vec<Diagnostic>) {
-    let len = text.len();
+    // The end of the input is placed just after its last visible
+    // character, so that an error there is shown on that line, not on the
+    // blank lines after it.
+    let len = text.trim_end().len();
     let simple: Vec<(Token, SimpleSpan)> = tokens
         .iter()
         .map(|(t, s)| (t.clone(), SimpleSpan::from(s.start..s.end)))
