@@ -97,7 +97,7 @@ enum RawToken {
     Str(String),
     #[regex(r"'([^'\n]|'')*", |_| unterminated_string(), allow_greedy = true)]
     OpenString,
-    #[regex(r#""[^"\n]*""#, |_| double_quoted())]
+    #[regex(r#""([^"\\\n]|\\[^\n])*""#, |_| double_quoted())]
     DoubleQuoted,
 
     #[token(":=")]
@@ -439,10 +439,22 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
             "close the string with `'` before the line ends; write `''` for a quote inside it",
         ),
         LexError::DoubleQuoted => {
-            let inner = &text[1..text.len() - 1];
+            // Its text as other languages read it (`\"` a quote, `\\` a
+            // backslash), in single quotes, where only `'` is doubled.
+            let mut inner = String::new();
+            let mut chars = text[1..text.len() - 1].chars();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' if matches!(chars.clone().next(), Some('"' | '\\')) => {
+                        inner.extend(chars.next())
+                    }
+                    '\'' => inner.push_str("''"),
+                    c => inner.push(c),
+                }
+            }
             Diagnostic::new(span, "strings are written in single quotes")
                 .with_label(span, "in double quotes")
-                .with_hint(format!("write '{}'", inner.replace('\'', "''")))
+                .with_hint(format!("write '{inner}'"))
         }
         LexError::UnterminatedComment => {
             let opener = if text.starts_with('{') { "{" } else { "(*" };
