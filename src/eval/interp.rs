@@ -145,9 +145,10 @@ pub struct Interpreter {
     /// The places already warned about: a tape in a loop warns once.
     warned: HashSet<Span>,
     /// Each `Nudge` since the last tape opened: the record of the value it
-    /// changed (named by its variable) and the call, so that a second
-    /// `Nudge` of one variable is told about the first.
-    nudged: Vec<(u32, Span)>,
+    /// changed (named by its variable), the call, and the value it left,
+    /// so that a second `Nudge` of one variable, or a `Blame` after it, is
+    /// told about the first (unless the variable was assigned since).
+    nudged: Vec<(u32, Span, Option<Value>)>,
     /// The rate of the last `Nudge`, for the REPL's echo (a number: no
     /// allocation on the training path).
     pub last_nudge: Option<Value>,
@@ -1483,9 +1484,10 @@ impl Interpreter {
                 let nudged = self
                     .nudged
                     .iter()
-                    .find(|(node, _)| self.tape.records[*node as usize].name == shown);
+                    .find(|(node, ..)| self.tape.records[*node as usize].name == shown);
                 if v.tag().is_none()
-                    && let Some(&(_, first)) = nudged
+                    && let Some(&(_, first, ref left)) = nudged
+                    && left.as_ref().is_none_or(|left| left.same(&v))
                 {
                     return fail(
                         Diagnostic::new(
@@ -1542,11 +1544,14 @@ impl Interpreter {
     /// Remembers that the `Nudge` at `span` changed the value of record
     /// `node`.
     pub fn remember_nudge(&mut self, node: u32, span: Span) {
-        self.nudged.push((node, span));
+        self.nudged.push((node, span, None));
     }
 
     /// Sets a variable wherever it lives (used by `Nudge`).
     pub fn overwrite(&mut self, name: &Name, v: Value) {
+        if let Some(last) = self.nudged.last_mut() {
+            last.2 = Some(v.clone());
+        }
         if let Some(slot) = self.slot_mut(name) {
             slot.value = Some(v);
         }

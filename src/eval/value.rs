@@ -20,6 +20,19 @@ pub enum Value {
 }
 
 impl Value {
+    /// Whether `self` is `other` itself: the same number (bit for bit), or
+    /// the same matrix (not an equal copy).
+    pub fn same(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(a, _), Value::Int(b, _)) => a == b,
+            (Value::Real(a, _), Value::Real(b, _)) => a.to_bits() == b.to_bits(),
+            (Value::Bool(a), Value::Bool(b)) => a == b,
+            (Value::Str(a), Value::Str(b)) => Rc::ptr_eq(a, b),
+            (Value::Matrix(a, _), Value::Matrix(b, _)) => Rc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
     /// An Integer on no tape.
     pub fn int(n: i64) -> Value {
         Value::Int(n, None)
