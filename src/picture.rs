@@ -25,7 +25,7 @@ pub fn shown_name(record: &Record, sources: &SourceMap) -> Option<String> {
             let (line, column) = sources.line_column(call);
             format!("{name} at {line}:{column}")
         }
-        None => name.clone(),
+        None => name.to_string(),
     })
 }
 

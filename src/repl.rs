@@ -310,11 +310,7 @@ impl Repl {
         } else {
             "procedure"
         };
-        let params: Vec<&str> = routine
-            .params
-            .iter()
-            .map(|p| p.name.text.as_str())
-            .collect();
+        let params: Vec<&str> = routine.params.iter().map(|p| &*p.name.text).collect();
         Some(format!("{kind} {name}({})\n", params.join(", ")))
     }
 
@@ -763,7 +759,7 @@ impl Repl {
                 // what rate (the one the call evaluated).
                 let nudged = match &stmt.kind {
                     StmtKind::Expr(e) => match &e.kind {
-                        ExprKind::Call { name, args } if name.text == "Nudge" => {
+                        ExprKind::Call { name, args } if &*name.text == "Nudge" => {
                             args.first().map(|a| &a.value.kind)
                         }
                         _ => None,
@@ -1227,7 +1223,7 @@ fn is_value(interp: &Interpreter, e: &crate::syntax::tree::Expr) -> bool {
     }
     interp
         .routines
-        .get(&name.text)
+        .get(&*name.text)
         .is_some_and(|r| r.is_function)
 }
 

@@ -134,7 +134,7 @@ fn meant_assigned(stmt: &Stmt, names: &mut HashSet<String>) {
     if let StmtKind::Expr(e) = &stmt.kind
         && let Some(name) = written_with_eq(e)
     {
-        names.insert(name.text.clone());
+        names.insert(name.text.to_string());
     }
 }
 
@@ -142,10 +142,10 @@ fn meant_assigned(stmt: &Stmt, names: &mut HashSet<String>) {
 fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
     match &stmt.kind {
         StmtKind::Assign { target, .. } | StmtKind::AssignIndex { target, .. } => {
-            names.insert(target.text.clone());
+            names.insert(target.text.to_string());
         }
         StmtKind::For { var, body, .. } => {
-            names.insert(var.text.clone());
+            names.insert(var.text.to_string());
             collect_assigned(body, names, with_vars);
         }
         StmtKind::Block(body) | StmtKind::Tape { body, .. } | StmtKind::Repeat { body, .. } => body
@@ -164,7 +164,7 @@ fn collect_assigned(stmt: &Stmt, names: &mut HashSet<String>, with_vars: bool) {
         }
         StmtKind::While { body, .. } => collect_assigned(body, names, with_vars),
         StmtKind::Var(decls) if with_vars => {
-            names.extend(decls.iter().map(|d| d.name.text.clone()));
+            names.extend(decls.iter().map(|d| d.name.text.to_string()));
         }
         _ => {}
     }
@@ -200,7 +200,7 @@ fn passed_to_var_params(
         _ => return,
     };
     if let ExprKind::Call { name, args } = &call.kind
-        && let Some(by_ref) = var_params.get(&name.text)
+        && let Some(by_ref) = var_params.get(&*name.text)
     {
         for &i in by_ref {
             if let Some(Arg {
@@ -212,7 +212,7 @@ fn passed_to_var_params(
                 ..
             }) = args.get(i)
             {
-                names.insert(arg.text.clone());
+                names.insert(arg.text.to_string());
             }
         }
     }
@@ -233,7 +233,7 @@ impl<'a> Checker<'a> {
 
     fn declare_routine(&mut self, r: &Routine) {
         let name = &r.name;
-        if declarations::find(&name.text).is_some() || name.text == "Inf" {
+        if declarations::find(&name.text).is_some() || &*name.text == "Inf" {
             self.error(
                 Diagnostic::new(
                     name.span,
@@ -246,7 +246,7 @@ impl<'a> Checker<'a> {
             );
             return;
         }
-        if let Some((_, _, first)) = self.routines.get(&name.text) {
+        if let Some((_, _, first)) = self.routines.get(&*name.text) {
             let first = *first;
             self.error(
                 Diagnostic::new(name.span, format!("`{}` is declared twice", name.text))
@@ -255,12 +255,14 @@ impl<'a> Checker<'a> {
             );
             return;
         }
-        self.routines
-            .insert(name.text.clone(), (r.is_function, r.params.len(), r.header));
+        self.routines.insert(
+            name.text.to_string(),
+            (r.is_function, r.params.len(), r.header),
+        );
         let by_ref: Vec<usize> = (0..r.params.len())
             .filter(|&i| r.params[i].by_ref)
             .collect();
-        self.var_params.insert(name.text.clone(), by_ref);
+        self.var_params.insert(name.text.to_string(), by_ref);
     }
 
     fn routine_signature(&self, name: &str) -> Option<(bool, usize, Option<Span>)> {
@@ -355,7 +357,7 @@ impl<'a> Checker<'a> {
                 self.expr(from);
                 self.expr(to);
                 self.assignment(var);
-                self.loop_vars.push(var.text.clone());
+                self.loop_vars.push(var.text.to_string());
                 self.loops += 1;
                 self.stmt(body, false);
                 self.loops -= 1;
@@ -429,7 +431,7 @@ impl<'a> Checker<'a> {
     fn declared_once<'n>(&mut self, names: impl Iterator<Item = &'n Name>, whose: &str) {
         let mut first: HashMap<&str, Span> = HashMap::new();
         for name in names {
-            match first.get(name.text.as_str()) {
+            match first.get(&*name.text) {
                 Some(&at) => self.error(
                     Diagnostic::new(
                         name.span,
@@ -454,8 +456,9 @@ impl<'a> Checker<'a> {
                 .chain(r.locals.iter().map(|d| &d.name)),
             &format!("in `{}`", r.name.text),
         );
-        let mut locals: HashSet<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
-        locals.extend(r.locals.iter().map(|d| d.name.text.clone()));
+        let mut locals: HashSet<String> =
+            r.params.iter().map(|p| p.name.text.to_string()).collect();
+        locals.extend(r.locals.iter().map(|d| d.name.text.to_string()));
         let mut assigned = HashSet::new();
         r.body
             .iter()
@@ -500,7 +503,7 @@ impl<'a> Checker<'a> {
     }
 
     fn assignment(&mut self, target: &Name) {
-        if self.loop_vars.contains(&target.text) {
+        if self.loop_vars.iter().any(|v| **v == *target.text) {
             self.error(
                 Diagnostic::new(
                     target.span,
@@ -513,7 +516,7 @@ impl<'a> Checker<'a> {
                 .with_hint("use another variable; the loop sets this one each time round"),
             );
         }
-        if target.text == "Inf" || declarations::find(&target.text).is_some() {
+        if &*target.text == "Inf" || declarations::find(&target.text).is_some() {
             self.error(
                 Diagnostic::new(
                     target.span,
@@ -525,8 +528,8 @@ impl<'a> Checker<'a> {
         if let Some((r, _)) = &self.routine {
             let declared_local = r.params.iter().any(|p| p.name.text == target.text)
                 || r.locals.iter().any(|d| d.name.text == target.text)
-                || (r.is_function && target.text == "Result");
-            if !declared_local && self.globals.contains(&target.text) {
+                || (r.is_function && &*target.text == "Result");
+            if !declared_local && self.globals.contains(&*target.text) {
                 let d = global_assigned(r, target);
                 self.error(d);
             }
@@ -544,7 +547,7 @@ impl<'a> Checker<'a> {
                 if !self.is_variable(&name.text)
                     && (declarations::find(&name.text).is_some()
                         || self.routine_signature(&name.text).is_some()
-                        || (!self.repl && name.text != "Inf")) =>
+                        || (!self.repl && &*name.text != "Inf")) =>
             {
                 (name, &[][..])
             }
@@ -638,7 +641,7 @@ impl<'a> Checker<'a> {
     /// The arguments for `var` parameters: each a plain variable's name, not
     /// a `for` counter, and no variable passed to two of them.
     fn var_arguments(&mut self, routine: &Name, args: &[Arg]) {
-        let Some(by_ref) = self.var_params.get(&routine.text).cloned() else {
+        let Some(by_ref) = self.var_params.get(&*routine.text).cloned() else {
             return;
         };
         let mut passed: Vec<&Name> = Vec::new();
@@ -668,7 +671,8 @@ impl<'a> Checker<'a> {
                 );
                 continue;
             };
-            let not_a_variable = if declarations::find(&name.text).is_some() || name.text == "Inf" {
+            let not_a_variable = if declarations::find(&name.text).is_some() || &*name.text == "Inf"
+            {
                 Some("a builtin")
             } else if self.routine_signature(&name.text).is_some() {
                 Some("a routine")
@@ -693,10 +697,10 @@ impl<'a> Checker<'a> {
             let local = self
                 .routine
                 .as_ref()
-                .is_some_and(|(_, locals)| locals.contains(&name.text));
+                .is_some_and(|(_, locals)| locals.contains(&*name.text));
             if let Some((r, _)) = &self.routine
                 && !local
-                && self.globals.contains(&name.text)
+                && self.globals.contains(&*name.text)
             {
                 self.error(
                     Diagnostic::new(
@@ -714,7 +718,7 @@ impl<'a> Checker<'a> {
                 );
                 continue;
             }
-            if self.loop_vars.contains(&name.text) {
+            if self.loop_vars.iter().any(|v| **v == *name.text) {
                 self.error(
                     Diagnostic::new(
                         name.span,
@@ -746,7 +750,7 @@ impl<'a> Checker<'a> {
     }
 
     fn name_read(&mut self, name: &Name) {
-        if self.is_variable(&name.text) || name.text == "Inf" {
+        if self.is_variable(&name.text) || &*name.text == "Inf" {
             return;
         }
         if let Some(b) = declarations::find(&name.text) {

@@ -91,7 +91,7 @@ impl Resolution {
     #[inline(always)]
     pub fn global(&self, name: &Name) -> Option<u32> {
         match self.meaning(name) {
-            UNRESOLVED => self.numbers.get(name.text.as_str()).copied(),
+            UNRESOLVED => self.numbers.get(&*name.text).copied(),
             m => Some(m.global),
         }
     }
@@ -148,7 +148,7 @@ mod tests {
             .into_iter()
             .map(|n| {
                 assert!(r.resolved(n), "{}", n.text);
-                (n.text.as_str(), r.global(n), r.builtin(n).map(|b| b.name))
+                (&*n.text, r.global(n), r.builtin(n).map(|b| b.name))
             })
             .collect();
         let n = |text: &str| Some(r.numbers[text]);
@@ -185,12 +185,12 @@ mod tests {
     fn a_name_the_table_never_saw_goes_by_its_text() {
         let mut r = Resolution::default();
         r.resolve(&parsed("w := 1;"));
-        let unseen = Name::new("w".into(), Span::default());
+        let unseen = Name::new("w", Span::default());
         assert!(!r.resolved(&unseen));
         assert_eq!(r.global(&unseen), Some(r.numbers["w"]));
-        let sum = Name::new("Sum".into(), Span::default());
+        let sum = Name::new("Sum", Span::default());
         assert_eq!(r.builtin(&sum).map(|b| b.name), Some("Sum"));
-        let other = Name::new("nothing".into(), Span::default());
+        let other = Name::new("nothing", Span::default());
         assert!(r.global(&other).is_none() && r.builtin(&other).is_none());
     }
 }

@@ -80,14 +80,14 @@ pub fn check_string(bytes: usize, span: Span) -> Flow<()> {
 
 struct Frame {
     routine: Rc<Routine>,
-    locals: HashMap<String, Slot>,
+    locals: HashMap<Rc<str>, Slot>,
     /// The `var` parameters: each names a variable of the caller's.
     refs: Vec<VarParam>,
 }
 
 /// A `var` parameter: its name, its annotation, and the variable it names.
 struct VarParam {
-    name: String,
+    name: Rc<str>,
     declared: Option<TypeName>,
     place: Place,
 }
@@ -97,12 +97,12 @@ struct VarParam {
 /// variable, so a place is never another parameter.
 #[derive(Clone)]
 enum Place {
-    Global(u32, String),
-    Local(usize, String),
+    Global(u32, Rc<str>),
+    Local(usize, Rc<str>),
 }
 
 impl Place {
-    fn name(&self) -> &str {
+    fn name(&self) -> &Rc<str> {
         match self {
             Place::Global(_, name) | Place::Local(_, name) => name,
         }
@@ -122,7 +122,7 @@ enum Next {
 /// The last assignment the tape block itself made: the tape's result.
 #[derive(Debug, Clone)]
 struct ResultCandidate {
-    name: String,
+    name: Rc<str>,
     value: Value,
     span: Span,
 }
@@ -243,7 +243,7 @@ impl Interpreter {
         self.resolution.resolve(program);
         for stmt in &program.body {
             if let StmtKind::Routine(r) = &stmt.kind {
-                self.routines.insert(r.name.text.clone(), r.clone());
+                self.routines.insert(r.name.text.to_string(), r.clone());
             }
         }
     }
@@ -572,7 +572,7 @@ impl Interpreter {
                 ),
             );
         }
-        Ok((candidate.name, candidate.value))
+        Ok((candidate.name.to_string(), candidate.value))
     }
 
     /// Puts a value on the open tape if it is not there yet (as a leaf) and
@@ -645,7 +645,7 @@ impl Interpreter {
     pub fn is_variable(&self, name: &str) -> bool {
         self.frames
             .last()
-            .is_some_and(|f| f.locals.contains_key(name) || f.refs.iter().any(|r| r.name == name))
+            .is_some_and(|f| f.locals.contains_key(name) || f.refs.iter().any(|r| *r.name == *name))
             || self.globals.contains_key(name)
     }
 
@@ -665,8 +665,8 @@ impl Interpreter {
     fn names_in_sight(&self) -> Vec<&str> {
         let mut names: Vec<&str> = self.globals.keys().map(String::as_str).collect();
         if let Some(frame) = self.frames.last() {
-            names.extend(frame.locals.keys().map(String::as_str));
-            names.extend(frame.refs.iter().map(|r| r.name.as_str()));
+            names.extend(frame.locals.keys().map(|k| &**k));
+            names.extend(frame.refs.iter().map(|r| &*r.name));
         }
         names
     }
@@ -684,7 +684,7 @@ impl Interpreter {
             let shown = self.frames[self.frames.len() - 1].refs[at]
                 .place
                 .name()
-                .to_string();
+                .clone();
             let tape = &mut self.tape;
             let Some(slot) = place_slot(&mut self.frames, &mut self.globals, at) else {
                 return Some(fail(no_value_through(name, &shown)));
@@ -698,12 +698,12 @@ impl Interpreter {
 
     /// The name a variable is shown under on the tape: for a `var`
     /// parameter, the caller's variable's.
-    fn shown_name(&self, name: &Name) -> String {
+    fn shown_name(&self, name: &Name) -> Rc<str> {
         match var_param_of(&self.frames, &name.text) {
             Some(at) => self.frames[self.frames.len() - 1].refs[at]
                 .place
                 .name()
-                .to_string(),
+                .clone(),
             None => name.text.clone(),
         }
     }
@@ -727,7 +727,7 @@ impl Interpreter {
                     self.globals.get_or_insert(&name, n, slot);
                 }
             },
-            Place::Local(depth, name) => match self.frames[depth].locals.get_mut(&name) {
+            Place::Local(depth, name) => match self.frames[depth].locals.get_mut(&*name) {
                 Some(slot) => {
                     slot.value = Some(check_caller_declared(slot.declared, v, target, &name)?)
                 }
@@ -796,7 +796,7 @@ impl Interpreter {
         let name = &target.text;
         let routine = self.frames.last().map(|f| f.routine.clone());
         let slot = match self.frames.last_mut() {
-            Some(frame) if frame.locals.contains_key(name) => frame.locals.get_mut(name),
+            Some(frame) if frame.locals.contains_key(&**name) => frame.locals.get_mut(&**name),
             Some(_) if self.globals.contains_key(name) => {
                 let routine = routine.expect("in a routine");
                 return fail(errors::global_assigned(&routine, target));
@@ -975,10 +975,10 @@ impl Interpreter {
                 if let Some(read) = self.try_read_variable(name) {
                     return read;
                 }
-                if name.text == "Inf" {
+                if &*name.text == "Inf" {
                     return Ok(Value::Real(f64::INFINITY, None));
                 }
-                if self.routines.contains_key(&name.text)
+                if self.routines.contains_key(&*name.text)
                     || declarations::find(&name.text).is_some()
                 {
                     return self.call_for_value(name, &[], e.span);
@@ -1289,7 +1289,7 @@ impl Interpreter {
             }
             return self.call_builtin(b, args, span);
         }
-        if let Some(routine) = self.routines.get(&name.text).cloned() {
+        if let Some(routine) = self.routines.get(&*name.text).cloned() {
             return self.call_routine(&routine, args, span);
         }
         let candidates = declarations::BUILTINS
@@ -1333,7 +1333,7 @@ impl Interpreter {
     fn place_of(&mut self, name: &Name) -> Place {
         let depth = self.frames.len();
         if let Some(frame) = self.frames.last() {
-            if frame.locals.contains_key(&name.text) {
+            if frame.locals.contains_key(&*name.text) {
                 return Place::Local(depth - 1, name.text.clone());
             }
             if let Some(r) = frame.refs.iter().find(|r| r.name == name.text) {
@@ -1410,7 +1410,7 @@ impl Interpreter {
             );
         }
         if routine.is_function {
-            locals.entry("Result".to_string()).or_insert(Slot {
+            locals.entry("Result".into()).or_insert(Slot {
                 value: None,
                 declared: routine.result.map(|(t, _)| t),
             });
@@ -1433,7 +1433,7 @@ impl Interpreter {
                 if let Some(node) = self.tape.find(v.tag()) {
                     let record = &mut self.tape.records[node as usize];
                     if record.name.as_deref() == Some("Result") && record.call.is_none() {
-                        record.name = Some(format!("{} result", routine.name.text));
+                        record.name = Some(format!("{} result", routine.name.text).into());
                         record.call = Some(span);
                     }
                 }
@@ -1610,7 +1610,7 @@ fn var_param_of(frames: &[Frame], text: &str) -> Option<usize> {
     if frame.refs.is_empty() {
         return None;
     }
-    frame.refs.iter().position(|r| r.name == text)
+    frame.refs.iter().position(|r| *r.name == *text)
 }
 
 /// The variable the running routine's `var` parameter `at` names, if it
@@ -1623,7 +1623,7 @@ fn place_slot<'a>(
     let (callers, running) = frames.split_at_mut(frames.len() - 1);
     match &running[0].refs[at].place {
         Place::Global(n, _) => globals.at_mut(*n),
-        Place::Local(depth, name) => callers[*depth].locals.get_mut(name.as_str()),
+        Place::Local(depth, name) => callers[*depth].locals.get_mut(name),
     }
 }
 
@@ -1639,7 +1639,7 @@ fn slot_in<'a>(
         return place_slot(frames, globals, at);
     }
     if let Some(frame) = frames.last_mut()
-        && let Some(slot) = frame.locals.get_mut(name.text.as_str())
+        && let Some(slot) = frame.locals.get_mut(&*name.text)
     {
         return Some(slot);
     }
@@ -1649,7 +1649,7 @@ fn slot_in<'a>(
 /// A variable's value; the first read inside an open tape records it as a
 /// leaf and tags the variable's value with that record.
 #[inline(always)]
-fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &str) -> Flow<Value> {
+fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &Rc<str>) -> Flow<Value> {
     let tape_open = tape.open;
     let tape_id = tape.id;
     let Some(value) = &slot.value else {
@@ -1671,7 +1671,7 @@ fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &str) -> Flow
     // First read inside the tape: the variable's value becomes a leaf.
     let value = value.clone();
     let node = tape.push(Op::Leaf, Inputs::new(), to_tensor(&value), name.span);
-    tape.records[node as usize].name = Some(shown.to_string());
+    tape.records[node as usize].name = Some(shown.clone());
     let tagged = retag(value, Some(tape.node(node)));
     slot.value = Some(tagged.clone());
     Ok(tagged)

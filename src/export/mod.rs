@@ -218,7 +218,7 @@ fn assigned(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>, into: &mut 
             ..
         }) => {
             // A routine's `var` arguments are assigned when it returns.
-            if let Some(r) = routines.get(&name.text) {
+            if let Some(r) = routines.get(&*name.text) {
                 for (p, arg) in r.params.iter().zip(args) {
                     if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
                         push_new(into, &n.text);
@@ -238,7 +238,7 @@ fn nudged(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>) -> Vec<String
             kind: ExprKind::Call { name, args },
             ..
         }) = &stmt.kind
-            && !routines.contains_key(&name.text)
+            && !routines.contains_key(&*name.text)
             && matches!(
                 declarations::find(&name.text).map(|b| b.does),
                 Some(Does::Nudge)
@@ -437,7 +437,7 @@ impl Exporter<'_> {
                 if !self.in_routine {
                     for d in decls {
                         if let Some((ty, _)) = d.ty {
-                            self.typed.push((d.name.text.clone(), ty));
+                            self.typed.push((d.name.text.to_string(), ty));
                         }
                     }
                 }
@@ -709,7 +709,7 @@ impl Exporter<'_> {
             let declared = self
                 .typed
                 .iter()
-                .find(|(t, _)| *t == n.text)
+                .find(|(t, _)| **t == *n.text)
                 .map_or("None".to_string(), |(_, ty)| py_str(ty.name()));
             let declared = if declared == "None" {
                 String::new()
@@ -869,7 +869,7 @@ impl Exporter<'_> {
             };
             for ((p, arg), value) in r.params.iter().zip(args).zip(values.iter_mut()) {
                 if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
-                    *value = if n.text == "Result" && self.in_routine {
+                    *value = if &*n.text == "Result" && self.in_routine {
                         // A function's `Result` starts as None.
                         "(rt.UNSET if Result is None else Result)".to_string()
                     } else {
@@ -1069,13 +1069,13 @@ fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves:
 /// The variables an expression reads (not routines, not builtins).
 fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
     match &e.kind {
-        ExprKind::Name(n) if reach.routines.contains_key(&n.text) => {
+        ExprKind::Name(n) if reach.routines.contains_key(&*n.text) => {
             reach.globals_read(&n.text, into)
         }
         ExprKind::Name(n)
-            if !reach.routines.contains_key(&n.text)
+            if !reach.routines.contains_key(&*n.text)
                 && declarations::find(&n.text).is_none()
-                && n.text != "Inf" =>
+                && &*n.text != "Inf" =>
         {
             push_new(into, &n.text)
         }
@@ -1087,7 +1087,7 @@ fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
             for a in args {
                 expr_reads(&a.value, reach, into);
             }
-            if reach.routines.contains_key(&name.text) {
+            if reach.routines.contains_key(&*name.text) {
                 reach.globals_read(&name.text, into);
             }
         }
@@ -1148,8 +1148,8 @@ impl<'a> Reach<'a> {
         };
         self.working.push(name.to_string());
         let outer_cut = std::mem::replace(&mut self.cut, false);
-        let mut own: Vec<String> = r.params.iter().map(|p| p.name.text.clone()).collect();
-        own.extend(r.locals.iter().map(|d| d.name.text.clone()));
+        let mut own: Vec<String> = r.params.iter().map(|p| p.name.text.to_string()).collect();
+        own.extend(r.locals.iter().map(|d| d.name.text.to_string()));
         own.push("Result".to_string());
         assigned(&r.body, self.routines, &mut own);
         let mut read = Vec::new();
@@ -1174,7 +1174,7 @@ impl<'a> Reach<'a> {
 fn calls_check_blame(stmts: &[Stmt]) -> bool {
     let mut found = false;
     crate::syntax::tree::each_name(stmts, &mut |n| {
-        found |= n.text == "CheckBlame";
+        found |= &*n.text == "CheckBlame";
     });
     found
 }

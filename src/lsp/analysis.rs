@@ -117,20 +117,26 @@ impl Names {
                 let number = resolution
                     .global(name)
                     .unwrap_or_else(|| resolution.number(&name.text));
-                let local =
-                    routine.filter(|&i| names.routines[i].locals.binary_search(&name.text).is_ok());
+                let local = routine.filter(|&i| {
+                    names.routines[i]
+                        .locals
+                        .binary_search_by(|l| (**l).cmp(&*name.text))
+                        .is_ok()
+                });
                 let symbol = if let Some(i) =
                     routine.filter(|&i| names.routines[i].routine.name.id == name.id)
                 {
-                    Symbol::Routine(first_of.get(name.text.as_str()).copied().unwrap_or(i))
+                    Symbol::Routine(first_of.get(&*name.text).copied().unwrap_or(i))
                 } else if let Some(routine) = local {
                     Symbol::Local { routine, number }
                 } else if let Some(b) = resolution.builtin(name) {
                     Symbol::Builtin(declarations::index_of(b.name).unwrap_or(0))
-                } else if let Some(c) = declarations::CONSTANTS.iter().position(|c| *c == name.text)
+                } else if let Some(c) = declarations::CONSTANTS
+                    .iter()
+                    .position(|c| *c == &*name.text)
                 {
                     Symbol::Constant(c)
-                } else if let Some(&i) = first_of.get(name.text.as_str()) {
+                } else if let Some(&i) = first_of.get(&*name.text) {
                     Symbol::Routine(i)
                 } else {
                     Symbol::Global(number)
@@ -138,7 +144,7 @@ impl Names {
                 names
                     .texts
                     .entry(number)
-                    .or_insert_with(|| name.text.clone());
+                    .or_insert_with(|| name.text.to_string());
                 names.occurrences.push(Occurrence {
                     span: name.span,
                     symbol,
@@ -167,10 +173,7 @@ impl Names {
         match symbol {
             Symbol::Builtin(i) => declarations::BUILTINS.get(i).map_or("", |b| b.name),
             Symbol::Constant(i) => declarations::CONSTANTS.get(i).copied().unwrap_or(""),
-            Symbol::Routine(i) => self
-                .routines
-                .get(i)
-                .map_or("", |r| r.routine.name.text.as_str()),
+            Symbol::Routine(i) => self.routines.get(i).map_or("", |r| &*r.routine.name.text),
             Symbol::Global(n) | Symbol::Local { number: n, .. } => {
                 self.texts.get(&n).map_or("", String::as_str)
             }
@@ -397,7 +400,7 @@ mod tests {
         doc.names
             .routines
             .iter()
-            .find(|r| r.routine.name.text == routine)
+            .find(|r| &*r.routine.name.text == routine)
             .map(|r| r.locals.iter().cloned().collect())
             .unwrap_or_default()
     }

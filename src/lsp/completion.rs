@@ -204,7 +204,7 @@ pub fn completions(
         let entry = &names.routines[i];
         let r = &entry.routine;
         for local in &entry.locals {
-            let what = if r.params.iter().any(|p| &p.name.text == local) {
+            let what = if r.params.iter().any(|p| *p.name.text == **local) {
                 "parameter"
             } else if local == "Result" {
                 "the function's result"
@@ -236,7 +236,7 @@ pub fn completions(
         if in_expression != entry.routine.is_function {
             continue;
         }
-        if !items.iter().any(|i| &i.label == label) {
+        if !items.iter().any(|i| *i.label == **label) {
             items.push(item(
                 label,
                 CompletionItemKind::FUNCTION,

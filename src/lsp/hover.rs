@@ -124,7 +124,7 @@ fn tell(doc: &Document, occurrence: &Occurrence) -> Option<Told> {
         Symbol::Local { routine, .. } => {
             let r = &names.routines.get(routine)?.routine;
             let owner = &r.name.text;
-            if let Some(p) = r.params.iter().find(|p| p.name.text == text) {
+            if let Some(p) = r.params.iter().find(|p| *p.name.text == *text) {
                 let code = typed(&text, p.ty);
                 return Some(if p.by_ref {
                     Told {
@@ -140,7 +140,7 @@ fn tell(doc: &Document, occurrence: &Occurrence) -> Option<Told> {
                     }
                 });
             }
-            if let Some(d) = r.locals.iter().find(|d| d.name.text == text) {
+            if let Some(d) = r.locals.iter().find(|d| *d.name.text == *text) {
                 return Some(Told {
                     code: typed(&text, d.ty),
                     prose: format!(

@@ -20,7 +20,7 @@ pub fn document_symbols(doc: &Document, encoding: Encoding) -> Vec<DocumentSymbo
                 symbols.push(symbol(
                     doc,
                     encoding,
-                    r.name.text.clone(),
+                    r.name.text.to_string(),
                     Some(doc.slice(r.header).to_string()),
                     if r.is_function {
                         SymbolKind::FUNCTION

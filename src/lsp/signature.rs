@@ -105,7 +105,7 @@ pub fn signature_help(doc: &Document, offset: usize) -> Option<SignatureHelp> {
             .names
             .routines
             .iter()
-            .find(|r| r.routine.name.text == name)?;
+            .find(|r| *r.routine.name.text == *name)?;
         let r = &entry.routine;
         let shown: Vec<String> = r
             .params

@@ -986,7 +986,10 @@ mod tests {
     #[test]
     fn the_worked_example_parses() {
         let program = parse_ok(include_str!("../../programs/attention.tape"));
-        assert_eq!(program.name.map(|n| n.text), Some("Attention".to_string()));
+        assert_eq!(
+            program.name.map(|n| n.text.to_string()),
+            Some("Attention".to_string())
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@ use crate::diagnostic::Span;
 
 #[derive(Debug, Clone)]
 pub struct Name {
-    pub text: String,
+    /// Shared, so that the interpreter names records and results without
+    /// copying it.
+    pub text: Rc<str>,
     pub span: Span,
     /// The name's number, unique in the process: the key under which the
     /// checker's resolver says what the name means (`check::resolve`).
@@ -27,10 +29,10 @@ pub struct NameId(pub u32);
 static NEXT_NAME: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 
 impl Name {
-    pub fn new(text: String, span: Span) -> Name {
+    pub fn new(text: impl Into<Rc<str>>, span: Span) -> Name {
         let id = NEXT_NAME.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Name {
-            text,
+            text: text.into(),
             span,
             id: NameId(id),
         }

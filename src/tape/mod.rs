@@ -55,7 +55,7 @@ pub struct Record {
     /// What the forward kept for the per-link rule, if anything.
     pub kept: Option<ops::Kept>,
     /// The variable that holds this value, for pictures and listings.
-    pub name: Option<String>,
+    pub name: Option<Rc<str>>,
     /// The expression that made the value (for a leaf, where it was first read).
     pub span: Span,
     /// For a function's `Result`, the call that gave it back: what tells
@@ -677,7 +677,7 @@ mod tests {
         let (a, w, v) = (filled(40, 30, 1), filled(30, 50, 2), filled(50, 50, 3));
         let leaf = |tape: &mut Tape, t: &Tensor, name: &str| {
             let node = tape.push(Op::Leaf, Inputs::new(), t.clone(), span);
-            tape.records[node as usize].name = Some(name.to_string());
+            tape.records[node as usize].name = Some(name.into());
             node
         };
         let (a, w, v) = (
@@ -693,7 +693,7 @@ mod tests {
         let s = op(&mut tape, Op::Sum, &[z]);
         // A value the program still holds (here `z`'s) is never let go.
         keep.push(tape.records[z as usize].value.clone());
-        tape.records[s as usize].name = Some("s".to_string());
+        tape.records[s as usize].name = Some("s".into());
         if release {
             tape.release_unread(from);
         }

@@ -78,6 +78,14 @@ pub(super) fn kernels_here() -> Vec<Kernel> {
     here
 }
 
+thread_local! {
+    /// The copy, row by row, of a right side stored column by column: one
+    /// buffer per thread, taken for a product and put back after it, so
+    /// that the walk's products with a transposed side (a few a step) do
+    /// not each allocate one.
+    static PACKED: std::cell::Cell<Vec<f64>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// `a · b`, if it is small, `b`'s rows or its columns are each in one
 /// piece of memory, and this CPU has AVX-512F or AVX2 with FMA; `None`
 /// otherwise, and then `faer` does it. Products with a single row, column
@@ -106,13 +114,13 @@ pub(super) fn product_with(
             std::arch::is_x86_feature_detected!("avx2")
                 && std::arch::is_x86_feature_detected!("fma")
         );
-        let packed: Vec<f64>;
+        let mut packed = PACKED.take();
         let (b_ptr, b_rows) = if b_cols == 1 {
             (b.as_ptr(), b_rows)
         } else {
             // SAFETY: the CPU has AVX2; `b` is a valid k×n view with row
             // stride 1 and column stride `b_cols`.
-            packed = unsafe { rows_of_columns_avx2(b.as_ptr(), k, n, b_cols) };
+            unsafe { rows_of_columns_avx2(b.as_ptr(), k, n, b_cols, &mut packed) };
             (packed.as_ptr(), n as isize)
         };
         let mut out = Array2::<f64>::uninit((m, n));
@@ -130,22 +138,22 @@ pub(super) fn product_with(
         };
         // SAFETY: the CPU has AVX2 and FMA, asserted just above; the
         // matrices are as for the AVX-512 kernel below.
-        unsafe {
-            product_avx2(m, n, &whole);
-            return Some(out.assume_init());
-        }
+        unsafe { product_avx2(m, n, &whole) };
+        PACKED.set(packed);
+        // SAFETY: `product_avx2` wrote every element.
+        return Some(unsafe { out.assume_init() });
     }
     #[cfg(target_arch = "x86_64")]
     if kernel == Kernel::Avx512 {
         assert!(std::arch::is_x86_feature_detected!("avx512f"));
         // A right side stored column by column is copied row by row first.
-        let packed: Vec<f64>;
+        let mut packed = PACKED.take();
         let (b_ptr, b_rows) = if b_cols == 1 {
             (b.as_ptr(), b_rows)
         } else {
             // SAFETY: the CPU has AVX-512F; `b` is a valid k×n view with
             // row stride 1 and column stride `b_cols`.
-            packed = unsafe { rows_of_columns(b.as_ptr(), k, n, b_cols) };
+            unsafe { rows_of_columns(b.as_ptr(), k, n, b_cols, &mut packed) };
             (packed.as_ptr(), n as isize)
         };
         let mut out = Array2::<f64>::uninit((m, n));
@@ -166,10 +174,10 @@ pub(super) fn product_with(
         // `b_rows` apart (`b` itself or its copy), both alive for this
         // call; `out` is a fresh m×n block in standard layout, which
         // `product_avx512` writes whole.
-        unsafe {
-            product_avx512(m, n, &whole);
-            return Some(out.assume_init());
-        }
+        unsafe { product_avx512(m, n, &whole) };
+        PACKED.set(packed);
+        // SAFETY: `product_avx512` wrote every element.
+        return Some(unsafe { out.assume_init() });
     }
     None
 }
@@ -182,9 +190,10 @@ pub(super) fn product_with(
 /// The CPU has AVX-512F; `b` holds such a matrix.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-unsafe fn rows_of_columns(b: *const f64, k: usize, n: usize, columns: isize) -> Vec<f64> {
+unsafe fn rows_of_columns(b: *const f64, k: usize, n: usize, columns: isize, out: &mut Vec<f64>) {
     use std::arch::x86_64::*;
-    let mut out = Vec::<f64>::with_capacity(k * n);
+    out.clear();
+    out.reserve(k * n);
     let to = out.as_mut_ptr();
     let at = |p: usize, j: usize| b.wrapping_offset(j as isize * columns + p as isize);
     let idx = |i: [i64; 8]| _mm512_set_epi64(i[7], i[6], i[5], i[4], i[3], i[2], i[1], i[0]);
@@ -248,7 +257,6 @@ unsafe fn rows_of_columns(b: *const f64, k: usize, n: usize, columns: isize) -> 
     }
     // SAFETY: every element of the k×n output was written above.
     unsafe { out.set_len(k * n) };
-    out
 }
 
 /// The m×n product that `whole` describes (its masks are not read), in
@@ -301,9 +309,16 @@ unsafe fn product_avx512(m: usize, n: usize, whole: &Block) {
 /// The CPU has AVX2; `b` holds such a matrix.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn rows_of_columns_avx2(b: *const f64, k: usize, n: usize, columns: isize) -> Vec<f64> {
+unsafe fn rows_of_columns_avx2(
+    b: *const f64,
+    k: usize,
+    n: usize,
+    columns: isize,
+    out: &mut Vec<f64>,
+) {
     use std::arch::x86_64::*;
-    let mut out = Vec::<f64>::with_capacity(k * n);
+    out.clear();
+    out.reserve(k * n);
     let to = out.as_mut_ptr();
     let at = |p: usize, j: usize| b.wrapping_offset(j as isize * columns + p as isize);
     let (k4, n4) = (k / 4 * 4, n / 4 * 4);
@@ -343,7 +358,6 @@ unsafe fn rows_of_columns_avx2(b: *const f64, k: usize, n: usize, columns: isize
     }
     // SAFETY: every element of the k×n output was written above.
     unsafe { out.set_len(k * n) };
-    out
 }
 
 /// The m×n product that `whole` describes (its masks are not read), in
