@@ -308,7 +308,9 @@ impl Tape {
         let n = result as usize + 1;
         self.open = false;
         self.result = Some(result);
-        self.blame = vec![None; self.records.len()];
+        // The previous walk's vector, kept for its room.
+        self.blame.clear();
+        self.blame.resize(self.records.len(), None);
         self.blame[result as usize] = Some(self.records[result as usize].value.ones_like());
         let mut bounds = std::mem::take(&mut self.blame_bounds);
         bounds.clear();
