@@ -7,7 +7,9 @@
 //! cannot change a bit of the result (`tape/matmul.rs` says how), so the
 //! count changes the time a program takes and nothing else.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// 0 until chosen.
 static COUNT: AtomicUsize = AtomicUsize::new(0);
@@ -85,6 +87,69 @@ pub fn run_on<R: Send + 'static>(
         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
+/// How long the helper spins after the last [`keep_awake`]: several steps
+/// of a size M training loop, so that it stays awake from one step to
+/// the next, and short enough that a program done with its products (or a
+/// REPL waiting for a line) gives the core back at once.
+const AWAKE_FOR: Duration = Duration::from_millis(2);
+
+/// When the helper may stop spinning, in nanoseconds from [`epoch`].
+static AWAKE_UNTIL: AtomicU64 = AtomicU64::new(0);
+/// Whether a helper is spinning (or about to).
+static SPINNING: AtomicBool = AtomicBool::new(false);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn now() -> u64 {
+    epoch().elapsed().as_nanos() as u64
+}
+
+/// Keeps a second thread of the pool spinning, taking any part handed to
+/// the pool at once, for [`AWAKE_FOR`] from now. A sleeping thread takes
+/// 35–40 µs to wake, longer than a size M product takes; a spinning one
+/// takes a part within a microsecond. Called where products are about to
+/// be handed out; a no-op outside a pool of two or more.
+pub fn keep_awake() {
+    if in_pool() < 2 {
+        return;
+    }
+    AWAKE_UNTIL.store(now() + AWAKE_FOR.as_nanos() as u64, Ordering::Relaxed);
+    if !SPINNING.swap(true, Ordering::AcqRel) {
+        let caller = rayon::current_thread_index();
+        rayon::spawn(move || spin(caller));
+    }
+}
+
+/// The helper's loop: take whatever part the pool offers, else wait a
+/// moment, until the deadline passes.
+fn spin(caller: Option<usize>) {
+    if rayon::current_thread_index() == caller {
+        // The caller took its own job back while waiting for a part: it
+        // must not spin in place of going on.
+        SPINNING.store(false, Ordering::Release);
+        return;
+    }
+    loop {
+        for _ in 0..64 {
+            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+                std::hint::spin_loop();
+            }
+        }
+        if now() > AWAKE_UNTIL.load(Ordering::Relaxed) {
+            SPINNING.store(false, Ordering::Release);
+            // A `keep_awake` between the check and the store saw a helper
+            // spinning and started none: go on unless another has started.
+            if now() > AWAKE_UNTIL.load(Ordering::Relaxed) || SPINNING.swap(true, Ordering::AcqRel)
+            {
+                return;
+            }
+        }
+    }
+}
+
 /// The threads of the pool the caller runs in (1 outside any pool).
 pub fn in_pool() -> usize {
     rayon::current_thread_index().map_or(1, |_| rayon::current_num_threads())
@@ -101,5 +166,35 @@ mod tests {
         assert_eq!(parse("0"), None);
         assert_eq!(parse("-1"), None);
         assert_eq!(parse("two"), None);
+    }
+
+    /// The helper spins only while products are handed out: it has stopped
+    /// a little after the last `keep_awake` (the wait is a watchdog many
+    /// times `AWAKE_FOR`, not a timing), and a product split while it spins
+    /// has the bits of one thread's.
+    #[test]
+    fn the_helper_stops_spinning_after_the_last_handoff() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            keep_awake();
+            let (a, b) = (
+                ndarray::Array2::from_shape_fn((64, 96), |(i, j)| (i * 7 + j) as f64 / 9.0),
+                ndarray::Array2::from_shape_fn((96, 512), |(i, j)| (i + 3 * j) as f64 / 7.0),
+            );
+            let one = crate::tape::matmul::product_split_from(a.view(), b.view(), 1, 0);
+            let two = crate::tape::matmul::product_split_from(a.view(), b.view(), 2, 0);
+            assert_eq!(one, two);
+        });
+        let start = Instant::now();
+        while SPINNING.load(Ordering::Acquire) {
+            assert!(
+                start.elapsed() < Duration::from_secs(20),
+                "the helper never stopped spinning"
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
     }
 }

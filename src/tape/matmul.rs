@@ -66,6 +66,7 @@ pub fn product_split_from(
     let dst = Dst(out.as_mut_ptr().cast::<f64>());
     let split = parts(m, k, n, threads, split_from);
     if split.len() > 1 && rayon::current_thread_index().is_some() {
+        crate::threads::keep_awake();
         // The other parts are offered to the pool; this thread does the
         // first, then any part no other thread has taken.
         rayon::scope(|scope| {
@@ -97,8 +98,9 @@ pub fn two_products(
     first: (ArrayView2<f64>, ArrayView2<f64>),
     second: (ArrayView2<f64>, ArrayView2<f64>),
 ) -> (Array2<f64>, Array2<f64>) {
-    let large = |(a, b): (ArrayView2<f64>, ArrayView2<f64>)| a.len() * b.ncols() >= SPLIT_FROM;
+    let large = |(a, b): (ArrayView2<f64>, ArrayView2<f64>)| a.len() * b.ncols() >= TWO_FROM;
     if crate::threads::in_pool() >= 2 && large(first) && large(second) {
+        crate::threads::keep_awake();
         rayon::join(
             || product_on(first.0, first.1, 1),
             || product_on(second.0, second.1, 1),
@@ -112,6 +114,10 @@ pub fn two_products(
 struct Dst(*mut f64);
 // SAFETY: each thread writes only its own columns (`parts` are disjoint).
 unsafe impl Sync for Dst {}
+
+/// The fewest multiply-adds each of [`two_products`] must have for the two
+/// to run on two threads.
+pub const TWO_FROM: usize = 1 << 16;
 
 /// The fewest multiply-adds from which a product is split over threads:
 /// below it, handing a part to another thread costs more than it saves
