@@ -91,9 +91,10 @@ pub fn product_split_from(
 }
 
 /// Two products at once: `first.0 · first.1` and `second.0 · second.1`,
-/// one on each of two threads when both are large enough to split and the
-/// caller runs in a pool (each then whole on its thread), one after the
-/// other otherwise. The bits are [`product`]'s either way.
+/// one on each of two threads when both have at least [`TWO_FROM`]
+/// multiply-adds and the caller runs in a pool (each then whole on its
+/// thread), one after the other otherwise. The bits are [`product`]'s
+/// either way.
 pub fn two_products(
     first: (ArrayView2<f64>, ArrayView2<f64>),
     second: (ArrayView2<f64>, ArrayView2<f64>),
