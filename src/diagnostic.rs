@@ -295,6 +295,15 @@ impl SourceMap {
 /// limit a long line with thousands of errors printed itself thousands of times.
 pub const MAX_SHOWN: usize = 50;
 
+/// `n` things in words: "1 row", "3 rows".
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// Why a file could not be read or written, in plain words.
 pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
@@ -307,9 +316,20 @@ pub fn io_reason(e: &std::io::Error) -> String {
 
 /// Why the file `path` could not be written, in plain words: as
 /// [`io_reason`], but "not found" is said of its folder when that is
-/// missing, and of the place otherwise (`/proc` refuses new files so).
+/// missing, and of the place otherwise (`/proc` refuses new files so); a
+/// name ending in `/` names a folder, whatever the system's error.
 pub fn io_write_reason(e: &std::io::Error, path: &std::path::Path) -> String {
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        return if path.is_dir() {
+            "it is a folder, not a file".to_string()
+        } else {
+            "a name ending in `/` is a folder's, not a file's".to_string()
+        };
+    }
     match e.kind() {
+        std::io::ErrorKind::NotADirectory => {
+            "a part of its folder's path is a file, not a folder".to_string()
+        }
         std::io::ErrorKind::NotFound => {
             let folder = match path.parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,
@@ -378,6 +398,31 @@ mod tests {
         );
         let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         assert_eq!(io_write_reason(&denied, &here), "permission denied");
+    }
+
+    /// `Save(m, 'nosuch/')` failed with the system's "Not a directory"
+    /// where nothing of that name exists.
+    #[test]
+    fn a_name_ending_in_a_slash_is_said_to_name_a_folder() {
+        let not_a_folder = std::io::Error::from(std::io::ErrorKind::NotADirectory);
+        let is_a_folder = std::io::Error::from(std::io::ErrorKind::IsADirectory);
+        let missing = std::path::PathBuf::from("no-such-folder-here/");
+        for e in [&not_a_folder, &is_a_folder] {
+            assert_eq!(
+                io_write_reason(e, &missing),
+                "a name ending in `/` is a folder's, not a file's"
+            );
+        }
+        let there = std::path::PathBuf::from(format!("{}/", std::env::temp_dir().display()));
+        assert_eq!(
+            io_write_reason(&is_a_folder, &there),
+            "it is a folder, not a file"
+        );
+        let through_a_file = std::env::temp_dir().join("x.txt").join("y.txt");
+        assert_eq!(
+            io_write_reason(&not_a_folder, &through_a_file),
+            "a part of its folder's path is a file, not a folder"
+        );
     }
 
     #[test]

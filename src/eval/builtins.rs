@@ -12,7 +12,7 @@ use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tens
 use super::progress::ProgressBar;
 use super::value::Value;
 use crate::declarations::{Builtin, Does, Filling, Kind};
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::{Diagnostic, Span, counted};
 use crate::syntax::tree::{Arg, TypeName};
 use crate::tape::ops::{Elementwise, Unary};
 use crate::tape::{Op, Tensor};
@@ -384,8 +384,8 @@ impl Interpreter {
                         logits.ncols(),
                         targets.len()
                     ))
-                    .with_label(s(0), format!("{} rows", logits.nrows()))
-                    .with_label(s(1), format!("{} targets", targets.len())));
+                    .with_label(s(0), counted(logits.nrows(), "row"))
+                    .with_label(s(1), counted(targets.len(), "target")));
                 }
                 return self
                     .apply(Op::CrossEntropy(Rc::new(targets)), &[(v(0), s(0))], span)

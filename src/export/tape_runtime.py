@@ -1547,7 +1547,7 @@ def cross_entropy(logits, targets, where=None):
     logits = _matrix_arg(logits, where, "CrossEntropy")
     picked = _ids(targets, logits.shape[1], where, "CrossEntropy", "target")
     if len(picked) != logits.shape[0]:
-        raise TapeError(where, f"CrossEntropy: {logits.shape[0]} rows of logits but {len(picked)} targets")
+        raise TapeError(where, f"CrossEntropy: {_counted(logits.shape[0], 'row')} of logits but {_counted(len(picked), 'target')}")
     index = torch.tensor(picked, device=_made_as()["device"])
     if bool(torch.isposinf(logits).any()):
         # tapec takes each row's largest logit from the row: inf - inf.

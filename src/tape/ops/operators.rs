@@ -150,15 +150,6 @@ pub(super) fn neg_rule(blame: &Tensor) -> Blames {
     smallvec![Some(map(blame, |x| -x))]
 }
 
-/// "1 row", "3 rows".
-fn counted(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
-
 /// `a * b` of two matrices: the matrix product.
 pub(super) fn matmul_forward(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> {
     let (sa, sb) = (a.shape(), b.shape());
@@ -169,8 +160,8 @@ pub(super) fn matmul_forward(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> 
             sa.1,
             sb.0,
             sb.1,
-            counted(sa.1, "column"),
-            counted(sb.0, "row")
+            crate::diagnostic::counted(sa.1, "column"),
+            crate::diagnostic::counted(sb.0, "row")
         ))
         .label(0, format!("this is a {}×{}", sa.0, sa.1))
         .label(1, format!("this is a {}×{}", sb.0, sb.1));
