@@ -121,6 +121,9 @@ enum Jupyter {
         prefix: Option<PathBuf>,
     },
     /// Run the kernel on a connection file (what kernel.json tells Jupyter to start).
+    #[command(
+        after_help = "Example:\n  tapec jupyter kernel -f ~/.local/share/jupyter/runtime/kernel-1.json\n\nJupyter starts this itself, with the file it wrote, once the kernel is installed (`tapec jupyter install`)."
+    )]
     Kernel {
         /// The connection file Jupyter wrote.
         #[arg(required_unless_present = "file")]
@@ -279,10 +282,37 @@ fn main() {
         None => {
             let _ = writeln!(
                 std::io::stderr(),
-                "tapec: give a command; see `tapec --help`"
+                "tapec: give a command, such as `tapec run FILE`, or `tapec repl` to read \
+                 entries from this input; see `tapec --help`"
             );
             2
         }
     };
     std::process::exit(code);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Each command's `--help` ends with an example of its own, not one it
+    /// took from the command above it.
+    #[test]
+    fn every_command_has_an_example_of_its_own() {
+        fn walk(command: &clap::Command, parent: Option<String>, seen: &mut usize) {
+            let after = command.get_after_help().map(|h| h.to_string());
+            let name = command.get_name();
+            let text = after.clone().unwrap_or_default();
+            assert!(text.contains("Example:"), "`{name}` has no example");
+            assert_ne!(after, parent, "`{name}` repeats its parent's example");
+            *seen += 1;
+            for sub in command.get_subcommands() {
+                walk(sub, after.clone(), seen);
+            }
+        }
+        let mut seen = 0;
+        walk(&Cli::command(), None, &mut seen);
+        assert!(seen >= 10, "only {seen} commands");
+    }
 }

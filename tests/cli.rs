@@ -89,3 +89,13 @@ fn check_of_a_good_file_says_so_in_one_line_and_shows_its_warnings() {
         "{err}"
     );
 }
+
+/// Without a command and without a terminal (input from a pipe or a file)
+/// there is no prompt to start: the usage error names the command that
+/// reads entries from that input.
+#[test]
+fn no_command_without_a_terminal_points_to_the_repl_command() {
+    let (out, err, code) = tapec(&[]);
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("`tapec repl`"), "{err}");
+}
