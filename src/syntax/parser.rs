@@ -223,6 +223,12 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
     if expected.iter().any(|e| e == "an expression") {
         expected.retain(|e| e != "`-`" && e != "`not`");
     }
+    // A `program` header may open the input, but where a statement may
+    // start as well, the statement is what was meant (a REPL entry always
+    // starts so).
+    if expected.iter().any(|e| e == "a statement") {
+        expected.retain(|e| e != "`program`");
+    }
     // Operators could always continue an expression; they are worth naming
     // only when nothing else was expected.
     const CONTINUATIONS: [&str; 14] = [
