@@ -246,6 +246,21 @@ impl<'a> Checker<'a> {
             );
             return;
         }
+        // This program's variables are reported where they are assigned or
+        // declared (`not_a_routine`); earlier entries' only here.
+        if self.known.globals.contains(&*name.text) {
+            self.error(
+                Diagnostic::new(
+                    name.span,
+                    format!(
+                        "`{}` is a variable's name; a routine may not reuse it",
+                        name.text
+                    ),
+                )
+                .with_label(name.span, "choose another name"),
+            );
+            return;
+        }
         if let Some((_, _, first)) = self.routines.get(&*name.text) {
             let first = *first;
             self.error(
@@ -387,6 +402,7 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Var(decls) => {
                 self.declared_once(decls.iter().map(|d| &d.name), "in this `var` section");
+                decls.iter().for_each(|d| self.not_a_routine(&d.name));
                 if !top || self.routine.is_some() {
                     let span = decls.first().map_or(stmt.span, |d| d.name.span);
                     self.error(
@@ -456,6 +472,11 @@ impl<'a> Checker<'a> {
                 .chain(r.locals.iter().map(|d| &d.name)),
             &format!("in `{}`", r.name.text),
         );
+        r.params
+            .iter()
+            .map(|p| &p.name)
+            .chain(r.locals.iter().map(|d| &d.name))
+            .for_each(|name| self.not_a_routine(name));
         let mut locals: HashSet<String> =
             r.params.iter().map(|p| p.name.text.to_string()).collect();
         locals.extend(r.locals.iter().map(|d| d.name.text.to_string()));
@@ -502,7 +523,38 @@ impl<'a> Checker<'a> {
         self.in_tape = saved_tape;
     }
 
+    /// A variable (assigned, declared, or a parameter) may not take a
+    /// routine's name: the one would hide the other wherever both are in
+    /// sight, as a call or a read that silently means the wrong thing.
+    fn not_a_routine(&mut self, name: &Name) {
+        // A function assigning its own name, as some Pascals return a
+        // value, is told about `Result` instead.
+        if let Some((r, _)) = &self.routine
+            && r.is_function
+            && r.name.text == name.text
+        {
+            return;
+        }
+        let Some((is_function, _, declared)) = self.routine_signature(&name.text) else {
+            return;
+        };
+        let kind = if is_function { "function" } else { "procedure" };
+        let mut d = Diagnostic::new(
+            name.span,
+            format!(
+                "`{}` is a {kind}'s name; a variable may not reuse it",
+                name.text
+            ),
+        )
+        .with_label(name.span, "a variable of that name");
+        if let Some(at) = declared {
+            d = d.with_label(at, format!("the {kind} is declared here"));
+        }
+        self.error(d.with_hint("give the variable or the routine another name"));
+    }
+
     fn assignment(&mut self, target: &Name) {
+        self.not_a_routine(target);
         if self.loop_vars.iter().any(|v| **v == *target.text) {
             self.error(
                 Diagnostic::new(
