@@ -164,7 +164,15 @@ fn load_bytes(
             replays_tapes: checked.called.contains(&declarations::Does::CheckBlame),
         })
     } else {
-        Err(checked.errors)
+        // A misleading layout is often what the error comes from (a second
+        // statement indented into an `if` without `begin`): shown with it.
+        let mut found = checked.errors;
+        found.extend(check::layout::indentation_warnings(
+            &program.body,
+            sources.text(id),
+        ));
+        found.sort_by_key(|d| (d.span.source, d.span.start));
+        Err(found)
     }
 }
 
