@@ -133,6 +133,16 @@ impl Interpreter {
         } else {
             self.eval_args(args)?
         };
+        if self.tape.open
+            && self.unrecorded_use.is_none()
+            && !b.recorded
+            && b.kind == Kind::Function
+            && vals
+                .iter()
+                .any(|(v, _)| v.tag().is_some_and(|t| t.tape == self.tape.id))
+        {
+            self.unrecorded_use = Some((b.name, span));
+        }
         let v = |i: usize| &vals[i].0;
         let s = |i: usize| vals[i].1;
 

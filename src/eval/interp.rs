@@ -136,6 +136,10 @@ pub struct Interpreter {
     pub tape: Tape,
     tape_frame_depth: usize,
     tape_result: Option<ResultCandidate>,
+    /// The first builtin that is not recorded to take a value from the
+    /// open tape (`Min(x, 3)`): no blame passes through it, which the
+    /// warning of a result that depends on no variable names.
+    pub(crate) unrecorded_use: Option<(&'static str, Span)>,
     pub rng: Random,
     pub out: Box<dyn Write>,
     /// Warnings not yet shown, for whoever runs the interpreter to render.
@@ -220,6 +224,7 @@ impl Interpreter {
             tape: Tape::default(),
             tape_frame_depth: 0,
             tape_result: None,
+            unrecorded_use: None,
             rng: Random::default(),
             out,
             params: vec![String::new()],
@@ -470,6 +475,7 @@ impl Interpreter {
         self.nudged.clear();
         self.tape_frame_depth = self.frames.len();
         self.tape_result = None;
+        self.unrecorded_use = None;
         Ok(())
     }
 
@@ -557,20 +563,27 @@ impl Interpreter {
         if !self.tape.depends_on_another_variable(node, &candidate.name)
             && self.warned.insert(candidate.span)
         {
-            self.warnings.push(
-                Diagnostic::warning(
-                    candidate.span,
-                    format!(
-                        "the tape's result `{}` depends on no other variable, so every blame but its own is 0",
-                        candidate.name
-                    ),
-                )
-                .with_label(candidate.span, "the tape's result: its last assignment")
-                .with_hint(
+            let d = Diagnostic::warning(
+                candidate.span,
+                format!(
+                    "the tape's result `{}` depends on no other variable, so every blame but its own is 0",
+                    candidate.name
+                ),
+            )
+            .with_label(candidate.span, "the tape's result: its last assignment");
+            let d = match self.unrecorded_use {
+                Some((name, at)) => d
+                    .with_label(at, format!("`{name}` is not recorded: no blame passes through it"))
+                    .with_hint(format!(
+                        "a value that goes through `{name}` keeps no link to what it was made from; \
+                         write the step with recorded operations (`:help {name}`), or assign the loss last"
+                    )),
+                None => d.with_hint(
                     "the result is the last assignment the tape runs; \
                      assign the loss last (a counter `n := n + 1` after it takes its place)",
                 ),
-            );
+            };
+            self.warnings.push(d);
         }
         Ok((candidate.name.to_string(), candidate.value))
     }
