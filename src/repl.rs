@@ -624,14 +624,17 @@ impl Repl {
                 _ => None,
             }));
         }
-        if !errors.is_empty() {
-            self.report_all(&errors);
-            return;
-        }
+        // Layout warnings are shown with the errors too, in order: the
+        // misleading indentation may be what the error comes from.
         if let Some(first) = program.body.first() {
             let text = self.sources.text(first.span.source);
-            let warnings = check::layout::indentation_warnings(&program.body, text);
-            self.report_all(&warnings);
+            errors.extend(check::layout::indentation_warnings(&program.body, text));
+            errors.sort_by_key(|d| (d.span.source, d.span.start));
+        }
+        let failed = errors.iter().any(|d| !d.warning);
+        self.report_all(&errors);
+        if failed {
+            return;
         }
         let before = self.interp.snapshot();
         self.interp.take_in(program);

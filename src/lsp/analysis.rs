@@ -306,15 +306,17 @@ impl Document {
         let (program, syntax_errors) = syntax::parse(&read, 0);
         // The checker runs on a tree with errors too (parts that did not
         // parse are `Error` nodes), for the names of what did; its errors
-        // are shown only when the text parses, as `tapec check` does.
+        // are shown only when the text parses, as `tapec check` does, with
+        // the layout warnings among them.
         let checked = check::check_program(&program, &Known::default(), false);
         let names = Names::build(&program, &checked);
         let diagnostics = if !syntax_errors.is_empty() {
             syntax_errors
-        } else if !checked.errors.is_empty() {
-            checked.errors
         } else {
-            check::layout::indentation_warnings(&program.body, &read)
+            let mut found = checked.errors.clone();
+            found.extend(check::layout::indentation_warnings(&program.body, &read));
+            found.sort_by_key(|d| d.span.start);
+            found
         };
         let (tokens, comments, _) = lex_with_comments(&read, 0);
         drop(read);
@@ -461,5 +463,22 @@ mod tests {
         let d = doc("a := 1;\nb := ;\nc := a;\n");
         assert!(!d.diagnostics.is_empty());
         assert!(d.names.globals.contains(&"c".to_string()));
+    }
+
+    /// As `tapec check`: an error does not hide the layout warning that may
+    /// explain it, and both come in the order of the text.
+    #[test]
+    fn a_layout_warning_is_shown_beside_the_errors() {
+        let d = doc(
+            "x := 1;\nif x > 5 then\n  y := zzz + 1;\nfor i := 1 to 3 do\n  WriteLn(i);\n  WriteLn('after');\n",
+        );
+        let found: Vec<(bool, &str)> = d
+            .diagnostics
+            .iter()
+            .map(|d| (d.warning, d.message.as_str()))
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(found[0], (false, "unknown variable `zzz`"));
+        assert!(found[1].0 && found[1].1.contains("indented"), "{found:?}");
     }
 }
