@@ -402,7 +402,9 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Var(decls) => {
                 self.declared_once(decls.iter().map(|d| &d.name), "in this `var` section");
-                decls.iter().for_each(|d| self.not_a_routine(&d.name));
+                decls.iter().for_each(|d| {
+                    self.not_a_routine(&d.name);
+                });
                 if !top || self.routine.is_some() {
                     let span = decls.first().map_or(stmt.span, |d| d.name.span);
                     self.error(
@@ -464,6 +466,16 @@ impl<'a> Checker<'a> {
         }
     }
 
+    /// Whether function `r` sets `Result`: assigns it, or passes it to a
+    /// `var` parameter (`P(Result)`).
+    fn sets_result(&self, r: &Routine) -> bool {
+        let mut passed = HashSet::new();
+        r.body
+            .iter()
+            .for_each(|s| passed_to_var_params(s, &self.var_params, &mut passed));
+        assigns(&r.body, "Result") || passed.contains("Result")
+    }
+
     fn routine_body(&mut self, r: &'a Routine) {
         self.declared_once(
             r.params
@@ -476,7 +488,9 @@ impl<'a> Checker<'a> {
             .iter()
             .map(|p| &p.name)
             .chain(r.locals.iter().map(|d| &d.name))
-            .for_each(|name| self.not_a_routine(name));
+            .for_each(|name| {
+                self.not_a_routine(name);
+            });
         let mut locals: HashSet<String> =
             r.params.iter().map(|p| p.name.text.to_string()).collect();
         locals.extend(r.locals.iter().map(|d| d.name.text.to_string()));
@@ -489,12 +503,7 @@ impl<'a> Checker<'a> {
         locals.extend(assigned.into_iter().filter(|n| !self.globals.contains(n)));
         if r.is_function {
             locals.insert("Result".to_string());
-            // `P(Result)` sets it too, when P's parameter is `var`.
-            let mut passed = HashSet::new();
-            r.body
-                .iter()
-                .for_each(|s| passed_to_var_params(s, &self.var_params, &mut passed));
-            if !assigns(&r.body, "Result") && !passed.contains("Result") {
+            if !self.sets_result(r) {
                 self.error(
                     Diagnostic::new(
                         r.header,
@@ -526,17 +535,19 @@ impl<'a> Checker<'a> {
     /// A variable (assigned, declared, or a parameter) may not take a
     /// routine's name: the one would hide the other wherever both are in
     /// sight, as a call or a read that silently means the wrong thing.
-    fn not_a_routine(&mut self, name: &Name) {
+    /// Whether it reported `name`.
+    fn not_a_routine(&mut self, name: &Name) -> bool {
         // A function assigning its own name, as some Pascals return a
-        // value, is told about `Result` instead.
+        // value, is told about `Result` instead when it never sets it.
         if let Some((r, _)) = &self.routine
             && r.is_function
             && r.name.text == name.text
+            && !self.sets_result(r)
         {
-            return;
+            return false;
         }
         let Some((is_function, _, declared)) = self.routine_signature(&name.text) else {
-            return;
+            return false;
         };
         let kind = if is_function { "function" } else { "procedure" };
         let mut d = Diagnostic::new(
@@ -551,10 +562,14 @@ impl<'a> Checker<'a> {
             d = d.with_label(at, format!("the {kind} is declared here"));
         }
         self.error(d.with_hint("give the variable or the routine another name"));
+        true
     }
 
     fn assignment(&mut self, target: &Name) {
-        self.not_a_routine(target);
+        // What else could be said of the name follows from this error.
+        if self.not_a_routine(target) {
+            return;
+        }
         if self.loop_vars.iter().any(|v| **v == *target.text) {
             self.error(
                 Diagnostic::new(
