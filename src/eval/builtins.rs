@@ -134,14 +134,15 @@ impl Interpreter {
             self.eval_args(args)?
         };
         if self.tape.open
-            && self.unrecorded_use.is_none()
             && !b.recorded
             && b.kind == Kind::Function
+            && self.unrecorded_uses.len() < super::interp::UNRECORDED_KEPT
             && vals
                 .iter()
                 .any(|(v, _)| v.tag().is_some_and(|t| t.tape == self.tape.id))
+            && !self.unrecorded_uses.iter().any(|&(_, at)| at == span)
         {
-            self.unrecorded_use = Some((b.name, span));
+            self.unrecorded_uses.push((b.name, span));
         }
         let v = |i: usize| &vals[i].0;
         let s = |i: usize| vals[i].1;

@@ -36,6 +36,10 @@ pub const MAX_ELEMENTS: usize = 1 << 28;
 /// long loop inside a tape stops with an error rather than take all the
 /// memory there is.
 pub const MAX_RECORDS: usize = 1 << 23;
+
+/// The most calls of builtins that are not recorded a tape remembers for
+/// its warning (`Interpreter::unrecorded_uses`).
+pub const UNRECORDED_KEPT: usize = 32;
 /// Most bytes of values an open tape may hold (4 GiB): a loop inside a tape
 /// over large matrices stops with an error rather than take all the memory.
 pub const MAX_TAPE_BYTES: usize = 1 << 32;
@@ -136,10 +140,12 @@ pub struct Interpreter {
     pub tape: Tape,
     tape_frame_depth: usize,
     tape_result: Option<ResultCandidate>,
-    /// The first builtin that is not recorded to take a value from the
-    /// open tape (`Min(x, 3)`): no blame passes through it, which the
-    /// warning of a result that depends on no variable names.
-    pub(crate) unrecorded_use: Option<(&'static str, Span)>,
+    /// The calls of builtins that are not recorded that took a value from
+    /// the open tape (`Min(x, 3)`), each place once and at most
+    /// [`UNRECORDED_KEPT`]: no blame passes through them, which the warning
+    /// of a result that depends on no variable names when one is in the
+    /// result's own assignment.
+    pub(crate) unrecorded_uses: Vec<(&'static str, Span)>,
     pub rng: Random,
     pub out: Box<dyn Write>,
     /// Warnings not yet shown, for whoever runs the interpreter to render.
@@ -187,6 +193,7 @@ pub struct Snapshot {
     rng: Random,
     tape: Tape,
     tape_result: Option<ResultCandidate>,
+    unrecorded_uses: Vec<(&'static str, Span)>,
 }
 
 impl Interpreter {
@@ -197,6 +204,7 @@ impl Interpreter {
             rng: self.rng.clone(),
             tape: self.tape.clone(),
             tape_result: self.tape_result.clone(),
+            unrecorded_uses: self.unrecorded_uses.clone(),
         }
     }
 
@@ -207,6 +215,7 @@ impl Interpreter {
         self.rng = s.rng;
         self.tape = s.tape;
         self.tape_result = s.tape_result;
+        self.unrecorded_uses = s.unrecorded_uses;
         self.frames.clear();
     }
 
@@ -224,7 +233,7 @@ impl Interpreter {
             tape: Tape::default(),
             tape_frame_depth: 0,
             tape_result: None,
-            unrecorded_use: None,
+            unrecorded_uses: Vec::new(),
             rng: Random::default(),
             out,
             params: vec![String::new()],
@@ -475,7 +484,7 @@ impl Interpreter {
         self.nudged.clear();
         self.tape_frame_depth = self.frames.len();
         self.tape_result = None;
-        self.unrecorded_use = None;
+        self.unrecorded_uses.clear();
         Ok(())
     }
 
@@ -571,12 +580,17 @@ impl Interpreter {
                 ),
             )
             .with_label(candidate.span, "the tape's result: its last assignment");
-            let d = match self.unrecorded_use {
-                Some((name, at)) => d
+            let within = |at: &Span| {
+                at.source == candidate.span.source
+                    && at.start >= candidate.span.start
+                    && at.end <= candidate.span.end
+            };
+            let d = match self.unrecorded_uses.iter().find(|(_, at)| within(at)) {
+                Some(&(name, at)) => d
                     .with_label(at, format!("`{name}` is not recorded: no blame passes through it"))
                     .with_hint(format!(
-                        "a value that goes through `{name}` keeps no link to what it was made from; \
-                         write the step with recorded operations (`:help {name}`), or assign the loss last"
+                        "a value that goes through `{name}` keeps no link to what it was made from, \
+                         so no blame reaches them; compute it with recorded operations instead"
                     )),
                 None => d.with_hint(
                     "the result is the last assignment the tape runs; \
