@@ -187,12 +187,9 @@ impl SourceMap {
         for d in shown {
             self.render_one(d, color, &mut cache, out);
         }
-        if diagnostics.len() > shown.len() {
-            let _ = writeln!(
-                out,
-                "{} more errors are not shown: fix the ones above first",
-                diagnostics.len() - shown.len()
-            );
+        let hidden = &diagnostics[shown.len()..];
+        if !hidden.is_empty() {
+            let _ = writeln!(out, "{}", not_shown(hidden));
         }
     }
 
@@ -294,6 +291,20 @@ impl SourceMap {
 /// A screen of errors is already more than a reader takes in, and without a
 /// limit a long line with thousands of errors printed itself thousands of times.
 pub const MAX_SHOWN: usize = 50;
+
+/// The line that stands for diagnostics left out: "3 more errors and
+/// 1 warning are not shown: ...", errors and warnings counted apart.
+pub fn not_shown(hidden: &[Diagnostic]) -> String {
+    let warnings = hidden.iter().filter(|d| d.warning).count();
+    let errors = hidden.len() - warnings;
+    let what = match (errors, warnings) {
+        (e, 0) => counted(e, "more error"),
+        (0, w) => counted(w, "more warning"),
+        (e, w) => format!("{} and {}", counted(e, "more error"), counted(w, "warning")),
+    };
+    let verb = if hidden.len() == 1 { "is" } else { "are" };
+    format!("{what} {verb} not shown: fix the ones above first")
+}
 
 /// `n` things in words: "1 row", "3 rows".
 pub fn counted(n: usize, noun: &str) -> String {
@@ -398,6 +409,25 @@ mod tests {
         );
         let denied = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         assert_eq!(io_write_reason(&denied, &here), "permission denied");
+    }
+
+    #[test]
+    fn what_is_not_shown_is_counted_as_errors_and_warnings() {
+        let error = Diagnostic::new(Span::new(0, 0, 1), "e");
+        let warning = Diagnostic::warning(Span::new(0, 0, 1), "w");
+        let line = |d: &[Diagnostic]| not_shown(d);
+        assert_eq!(
+            line(std::slice::from_ref(&error)),
+            "1 more error is not shown: fix the ones above first"
+        );
+        assert_eq!(
+            line(&[error.clone(), error.clone(), warning.clone()]),
+            "2 more errors and 1 warning are not shown: fix the ones above first"
+        );
+        assert_eq!(
+            line(&[warning.clone(), warning]),
+            "2 more warnings are not shown: fix the ones above first"
+        );
     }
 
     /// `Save(m, 'nosuch/')` failed with the system's "Not a directory"

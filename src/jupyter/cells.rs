@@ -467,10 +467,15 @@ fn cell_names(code: &str) -> Vec<String> {
         .collect()
 }
 
-/// A rendered diagnostic as an error: its first line's message, and its
+/// A rendered diagnostic as an error: its first error's message, and its
 /// lines.
 fn failure(rendered: &str) -> Failure {
-    let first = rendered.lines().next().unwrap_or("error");
+    // The first error's line: a layout warning may come before it.
+    let first = rendered
+        .lines()
+        .find(|l| l.trim().starts_with("Error:"))
+        .or_else(|| rendered.lines().next())
+        .unwrap_or("error");
     let evalue = first
         .trim()
         .strip_prefix("Error:")
@@ -481,5 +486,22 @@ fn failure(rendered: &str) -> Failure {
         ename: "error".to_string(),
         evalue,
         traceback: rendered.lines().map(str::to_string).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A layout warning shown before the error it explains does not become
+    /// the error's title.
+    #[test]
+    fn the_evalue_is_the_first_errors_message() {
+        let rendered = "Warning: this statement is indented as if it were part of the `for`\n   │\n\
+                        Error: unknown variable `zzz`\n   │\n";
+        let f = failure(rendered);
+        assert_eq!(f.evalue, "unknown variable `zzz`");
+        assert_eq!(f.traceback.len(), 4);
+        assert_eq!(failure("Error: x\n").evalue, "x");
     }
 }

@@ -73,12 +73,12 @@ pub fn publish(doc: &Document, uri: &Uri, encoding: Encoding) -> PublishDiagnost
         .map(|d| to_protocol(d, &doc.lines, uri, encoding))
         .collect();
     if let Some(next) = doc.diagnostics.get(MAX_PUBLISHED) {
-        let more = doc.diagnostics.len() - MAX_PUBLISHED;
+        let more = crate::diagnostic::not_shown(&doc.diagnostics[MAX_PUBLISHED..]);
         diagnostics.push(lsp_types::Diagnostic {
             range: doc.lines.range(next.span, encoding),
             severity: Some(DiagnosticSeverity::ERROR),
             source: Some("tapec".to_string()),
-            message: format!("{more} more errors are not shown: fix the ones above first"),
+            message: more,
             ..lsp_types::Diagnostic::default()
         });
     }
