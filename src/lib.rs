@@ -164,15 +164,11 @@ fn load_bytes(
             replays_tapes: checked.called.contains(&declarations::Does::CheckBlame),
         })
     } else {
-        // A misleading layout is often what the error comes from (a second
-        // statement indented into an `if` without `begin`): shown with it.
-        let mut found = checked.errors;
-        found.extend(check::layout::indentation_warnings(
+        Err(check::layout::among_errors(
+            checked.errors,
             &program.body,
             sources.text(id),
-        ));
-        found.sort_by_key(|d| (d.span.source, d.span.start));
-        Err(found)
+        ))
     }
 }
 

@@ -624,12 +624,9 @@ impl Repl {
                 _ => None,
             }));
         }
-        // Layout warnings are shown with the errors too, in order: the
-        // misleading indentation may be what the error comes from.
         if let Some(first) = program.body.first() {
             let text = self.sources.text(first.span.source);
-            errors.extend(check::layout::indentation_warnings(&program.body, text));
-            errors.sort_by_key(|d| (d.span.source, d.span.start));
+            errors = check::layout::among_errors(errors, &program.body, text);
         }
         let failed = errors.iter().any(|d| !d.warning);
         self.report_all(&errors);

@@ -5,6 +5,15 @@
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::{Stmt, StmtKind};
 
+/// `errors` with the layout warnings of `stmts` among them, in the order
+/// of the text: a misleading layout is often what an error comes from (a
+/// second statement indented into an `if` without `begin`).
+pub fn among_errors(mut errors: Vec<Diagnostic>, stmts: &[Stmt], text: &str) -> Vec<Diagnostic> {
+    errors.extend(indentation_warnings(stmts, text));
+    errors.sort_by_key(|d| (d.span.source, d.span.start));
+    errors
+}
+
 /// Every such statement of `stmts` (routines' bodies and blocks included),
 /// with `text` the source they were parsed from.
 pub fn indentation_warnings(stmts: &[Stmt], text: &str) -> Vec<Diagnostic> {

@@ -233,31 +233,19 @@ impl<'a> Checker<'a> {
 
     fn declare_routine(&mut self, r: &Routine) {
         let name = &r.name;
-        if declarations::find(&name.text).is_some() || &*name.text == "Inf" {
-            self.error(
-                Diagnostic::new(
-                    name.span,
-                    format!(
-                        "`{}` is a builtin; a routine may not reuse its name",
-                        name.text
-                    ),
-                )
-                .with_label(name.span, "choose another name"),
-            );
-            return;
-        }
         // This program's variables are reported where they are assigned or
         // declared (`not_a_routine`); earlier entries' only here.
-        if self.known.globals.contains(&*name.text) {
+        let taken_by = if declarations::find(&name.text).is_some() || &*name.text == "Inf" {
+            Some("a builtin; a routine may not reuse its name")
+        } else if self.known.globals.contains(&*name.text) {
+            Some("a variable's name; a routine may not reuse it")
+        } else {
+            None
+        };
+        if let Some(why) = taken_by {
             self.error(
-                Diagnostic::new(
-                    name.span,
-                    format!(
-                        "`{}` is a variable's name; a routine may not reuse it",
-                        name.text
-                    ),
-                )
-                .with_label(name.span, "choose another name"),
+                Diagnostic::new(name.span, format!("`{}` is {why}", name.text))
+                    .with_label(name.span, "choose another name"),
             );
             return;
         }

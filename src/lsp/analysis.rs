@@ -313,10 +313,7 @@ impl Document {
         let diagnostics = if !syntax_errors.is_empty() {
             syntax_errors
         } else {
-            let mut found = checked.errors.clone();
-            found.extend(check::layout::indentation_warnings(&program.body, &read));
-            found.sort_by_key(|d| d.span.start);
-            found
+            check::layout::among_errors(checked.errors, &program.body, &read)
         };
         let (tokens, comments, _) = lex_with_comments(&read, 0);
         drop(read);
