@@ -295,6 +295,71 @@ fn plot_writes_an_svg_whose_line_holds_the_data_points() {
     );
 }
 
+/// A one-column matrix has no line to draw: each row's value is a dot in
+/// the middle of the chart, over the one tick labelled "1"; in the braille
+/// chart too the dots stand mid-width, with no x labels from 1.0 to 2.0 for
+/// a column 2 that is not there. A value between two infinities is a dot as
+/// well.
+#[test]
+fn plot_draws_a_single_column_and_a_lone_value_as_dots() {
+    let dir = scratch();
+    let program = b"Plot([[1], [4], [9]], 'one.svg');
+Plot([[1, Inf, 3, 4]], 'gap.svg');
+Plot([[1], [4], [9]]);
+"
+    .to_vec();
+    let (out, err, code) = tapec::run_untrusted(program, dir.clone(), 1000, 1 << 16);
+    assert_eq!(code, 0, "{err}");
+    let dots = |file: &str| -> Vec<(f64, f64)> {
+        let text = std::fs::read_to_string(dir.join(file)).expect("plot written");
+        let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
+        doc.descendants()
+            .filter(|n| n.has_tag_name("circle"))
+            .map(|n| {
+                let at = |a: &str| n.attribute(a).and_then(|v| v.parse().ok()).expect(a);
+                (at("cx"), at("cy"))
+            })
+            .collect()
+    };
+    let one = dots("one.svg");
+    assert_eq!(one.len(), 3, "{one:?}");
+    // One x, in the middle of the 640-pixel picture; y falls as values grow.
+    assert!(one.iter().all(|(x, _)| *x == one[0].0));
+    assert!((250.0..390.0).contains(&one[0].0), "{one:?}");
+    assert!(one[0].1 > one[1].1 && one[1].1 > one[2].1, "{one:?}");
+    let text = std::fs::read_to_string(dir.join("one.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let ticks: Vec<&str> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text())
+        .map(str::trim)
+        .collect();
+    assert!(ticks.contains(&"1"), "{ticks:?}");
+    assert!(
+        !ticks.contains(&"0.5") && !ticks.contains(&"1.5"),
+        "{ticks:?}"
+    );
+    assert_eq!(dots("gap.svg").len(), 1, "the 1 before the infinity");
+    // The braille chart: the dots' characters sit mid-line, and the only x
+    // label is the line under the chart.
+    let lines: Vec<&str> = out.lines().collect();
+    let drawn: Vec<usize> = lines
+        .iter()
+        .filter_map(|l| {
+            l.chars()
+                .position(|c| ('\u{2801}'..='\u{28ff}').contains(&c))
+        })
+        .collect();
+    assert_eq!(drawn.len(), 3, "{out}");
+    assert!(
+        drawn.iter().all(|&k| (20..40).contains(&k)),
+        "{drawn:?}\n{out}"
+    );
+    assert!(!out.contains("2.0"), "{out}");
+    assert_eq!(lines.last(), Some(&"x: column 1"), "{out}");
+}
+
 /// Values so large that their padded range has no finite size (it hung in
 /// the chart's axis), a flat line near the largest float, and a span of a
 /// few subnormals: each chart is drawn, and is well-formed SVG.

@@ -87,7 +87,7 @@ fn draw_svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
             "value ÷ 4",
         ),
     };
-    let columns = m.ncols().max(2) as f64;
+    let (left, right) = x_span(m.ncols());
     let mut text = String::new();
     let area;
     {
@@ -104,11 +104,20 @@ fn draw_svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
             builder.caption(title, ("sans-serif", 18));
         }
         let mut chart = builder
-            .build_cartesian_2d(1.0..columns, range.clone())
+            .build_cartesian_2d(left..right, range.clone())
             .map_err(|e| e.to_string())?;
-        chart
-            .configure_mesh()
-            .x_desc(X_LABEL)
+        let mut mesh = chart.configure_mesh();
+        if m.ncols() == 1 {
+            // Ticks at 0.5, 1 and 1.5, and only column 1 labelled.
+            mesh.x_labels(3).x_label_formatter(&|x| {
+                if *x == 1.0 {
+                    "1".to_string()
+                } else {
+                    String::new()
+                }
+            });
+        }
+        mesh.x_desc(X_LABEL)
             .y_desc(label)
             .light_line_style(WHITE.mix(0.0))
             .draw()
@@ -125,7 +134,7 @@ fn draw_svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
         (xs.end - 1 - xs.start) as f64,
         (ys.end - 1 - ys.start) as f64,
     );
-    let x_of = |k: usize| xs.start as f64 + k as f64 / (columns - 1.0) * width;
+    let x_of = |k: usize| xs.start as f64 + (k as f64 + 1.0 - left) / (right - left) * width;
     let y_of =
         |v: f64| (ys.end - 1) as f64 - (v - range.start) / (range.end - range.start) * height;
     let mut lines = String::new();
@@ -133,10 +142,18 @@ fn draw_svg(m: &Array2<f64>, title: &str) -> Result<String, String> {
         let RGBColor(r, g, b) = COLOURS[i % COLOURS.len()];
         // A run of finite values is one line; an infinity breaks it.
         let mut run: Vec<String> = Vec::new();
+        let colour = format!("#{r:02x}{g:02x}{b:02x}");
+        // A run of one value (one column, or a value between infinities)
+        // is a dot.
         let mut flush = |run: &mut Vec<String>| {
-            if run.len() > 1 {
+            if let [point] = run.as_slice() {
+                let (cx, cy) = point.split_once(',').expect("x,y");
                 lines.push_str(&format!(
-                    "<polyline fill=\"none\" stroke=\"#{r:02x}{g:02x}{b:02x}\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"{}\"/>\n",
+                    "<circle cx=\"{cx}\" cy=\"{cy}\" r=\"3\" fill=\"{colour}\"/>\n"
+                ));
+            } else if run.len() > 1 {
+                lines.push_str(&format!(
+                    "<polyline fill=\"none\" stroke=\"{colour}\" stroke-width=\"2\" stroke-linejoin=\"round\" points=\"{}\"/>\n",
                     run.join(" ")
                 ));
             }
@@ -193,9 +210,14 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
             }
         })
         .collect();
-    let columns = m.ncols().max(2) as f32;
-    let mut chart = Chart::new(120, 40, 1.0, columns);
+    // One column's points stand in the middle, with no x labels but the
+    // line under the chart ("x: column 1").
+    let (left, right) = x_span(m.ncols());
+    let mut chart = Chart::new(120, 40, left as f32, right as f32);
     let mut drawn = chart.y_label_format(LabelFormat::Custom(Box::new(tick)));
+    if m.ncols() == 1 {
+        drawn = drawn.x_label_format(LabelFormat::None);
+    }
     for shape in &shapes {
         drawn = drawn.lineplot(shape);
     }
@@ -206,7 +228,9 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
         text.push_str(title);
         text.push('\n');
     }
-    text.push_str(&format!("{drawn}"));
+    let drawn = format!("{drawn}");
+    // Without x labels the last line holds only spaces.
+    text.push_str(drawn.trim_end());
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -232,6 +256,15 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
         ));
     }
     text
+}
+
+/// The x axis's ends: columns 1 to n, and for one column 0.5 to 1.5, so
+/// that its points stand in the middle rather than on the edge.
+fn x_span(columns: usize) -> (f64, f64) {
+    match columns {
+        0 | 1 => (0.5, 1.5),
+        n => (1.0, n as f64),
+    }
 }
 
 /// A value on the braille chart's y axis, with three significant digits

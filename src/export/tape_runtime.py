@@ -1772,7 +1772,8 @@ def plot(m, path="", title="", where=None):
         return
     figure, axes = plt.subplots()
     for row in _rows(_matrix_arg(m, where, "Plot")):
-        axes.plot(range(1, len(row) + 1), row)
+        # One column has no line: its value is a dot, as in tapec's chart.
+        axes.plot(range(1, len(row) + 1), row, marker="o" if len(row) == 1 else None)
     axes.set_xlabel("column")
     if title:
         axes.set_title(title)
