@@ -360,6 +360,33 @@ Plot([[1], [4], [9]]);
     assert_eq!(lines.last(), Some(&"x: column 1"), "{out}");
 }
 
+/// A flat line (every value the same, up to the largest single-precision
+/// ones) is drawn mid-chart between two different labels, not on the
+/// bottom edge between two equal ones, and no label is `inf`.
+#[test]
+fn plot_draws_a_flat_line_mid_chart() {
+    for value in ["2", "0", "-7.5", "3.3e38"] {
+        let out = run(&format!("Plot([[{value}, {value}, {value}]]);\n"));
+        let lines: Vec<&str> = out.lines().collect();
+        let drawn: Vec<usize> = (0..lines.len())
+            .filter(|&k| {
+                lines[k]
+                    .chars()
+                    .any(|c| ('\u{2801}'..='\u{28ff}').contains(&c))
+            })
+            .collect();
+        assert_eq!(drawn.len(), 1, "{value}: one line of dots\n{out}");
+        assert!((3..8).contains(&drawn[0]), "{value}: mid-chart\n{out}");
+        let label = |k: usize| lines[k].rsplit(' ').next().unwrap_or("");
+        let (top, bottom) = (label(0), label(10));
+        assert!(
+            !top.is_empty() && top != bottom,
+            "{value}: {top} and {bottom}"
+        );
+        assert!(!out.contains("inf"), "{value}\n{out}");
+    }
+}
+
 /// Values so large that their padded range has no finite size (it hung in
 /// the chart's axis), a flat line near the largest float, and a span of a
 /// few subnormals: each chart is drawn, and is well-formed SVG.

@@ -213,7 +213,18 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
     // One column's points stand in the middle, with no x labels but the
     // line under the chart ("x: column 1").
     let (left, right) = x_span(m.ncols());
-    let mut chart = Chart::new(120, 40, left as f32, right as f32);
+    // A flat line gets a band around it, as in the SVG, so that it is
+    // drawn mid-chart between two different labels.
+    let finite = || rows.iter().flatten().map(|(_, v)| *v);
+    let lo = finite().fold(f32::INFINITY, f32::min);
+    let hi = finite().fold(f32::NEG_INFINITY, f32::max);
+    let mut chart = if lo == hi {
+        let pad = (lo.abs() * 0.05).max(0.5);
+        let (bottom, top) = ((lo - pad).max(f32::MIN), (hi + pad).min(f32::MAX));
+        Chart::new_with_y_range(120, 40, left as f32, right as f32, bottom, top)
+    } else {
+        Chart::new(120, 40, left as f32, right as f32)
+    };
     let mut drawn = chart.y_label_format(LabelFormat::Custom(Box::new(tick)));
     if m.ncols() == 1 {
         drawn = drawn.x_label_format(LabelFormat::None);
