@@ -74,7 +74,7 @@ fn exported_programs_print_what_tapec_prints() {
                 "{program}: {err}"
             );
             assert!(
-                err.contains("at statements.tape:83\n"),
+                err.contains("at statements.tape:87\n"),
                 "{program}: where: {err}"
             );
         }

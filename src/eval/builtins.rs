@@ -217,7 +217,7 @@ impl Interpreter {
                 for arg in args {
                     let v = self.eval(&arg.value)?;
                     let width = match &arg.width {
-                        Some(w) => Some(self.field_number(w)?),
+                        Some(w) => Some(self.field_number(w, "field width")?),
                         None => None,
                     };
                     let decimals = match &arg.decimals {
@@ -234,7 +234,7 @@ impl Interpreter {
                                     .with_label(arg.value.span, v.describe()),
                                 );
                             }
-                            Some(self.field_number(d)?)
+                            Some(self.field_number(d, "number of decimals")?)
                         }
                         None => None,
                     };
@@ -763,7 +763,8 @@ impl Interpreter {
         }
     }
 
-    fn field_number(&mut self, e: &crate::syntax::tree::Expr) -> Flow<usize> {
+    /// A field width (`w` of `x:w:d`) or number of decimals (`d`).
+    fn field_number(&mut self, e: &crate::syntax::tree::Expr, what: &str) -> Flow<usize> {
         let v = self.eval(e)?;
         match v {
             Value::Int(n, _) if (0..=1000).contains(&n) => Ok(n as usize),
@@ -771,11 +772,11 @@ impl Interpreter {
                 Diagnostic::new(
                     e.span,
                     format!(
-                        "a field width must be an Integer from 0 to 1000, but this is {}",
+                        "a {what} must be an Integer from 0 to 1000, but this is {}",
                         super::format::value(&other)
                     ),
                 )
-                .with_label(e.span, "field width"),
+                .with_label(e.span, what),
             ),
         }
     }

@@ -958,15 +958,14 @@ impl Interpreter {
             );
         }
         if n < 0 || n as u64 > count as u64 {
-            let plural = if count == 1 {
-                what.to_string()
-            } else {
-                format!("{what}s")
-            };
+            let there = if count == 1 { "there is" } else { "there are" };
             return fail(
                 Diagnostic::new(
                     span,
-                    format!("{what} {n} is out of range: there are {count} {plural}"),
+                    format!(
+                        "{what} {n} is out of range: {there} {}",
+                        crate::diagnostic::counted(count, what)
+                    ),
                 )
                 .with_label(span, format!("must be between 1 and {count}")),
             );

@@ -1259,8 +1259,8 @@ def _index(n, count, what, where=None):
     if n == 0:
         raise TapeError(where, f"0 is not a {what} number: they start at 1")
     if n < 0 or n > count:
-        plural = what if count == 1 else what + "s"
-        raise TapeError(where, f"{what} {n} is out of range: there are {count} {plural}")
+        there = "there is" if count == 1 else "there are"
+        raise TapeError(where, f"{what} {n} is out of range: {there} {_counted(count, what)}")
     return n - 1
 
 
