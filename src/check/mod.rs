@@ -842,6 +842,8 @@ impl<'a> Checker<'a> {
         // A routine's name misspelled (`Gret;` at the prompt) is near one.
         candidates.extend(self.routines.keys().map(String::as_str));
         candidates.extend(self.known.routines.keys().map(String::as_str));
+        // `Inf` is a name too, though neither a variable nor a builtin.
+        candidates.push("Inf");
         let d = unknown_variable(name, "nothing is ever assigned to this name", candidates);
         self.error(d);
     }

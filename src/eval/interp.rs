@@ -774,6 +774,7 @@ impl Interpreter {
         let mut candidates = self.names_in_sight();
         candidates.extend(declarations::BUILTINS.iter().map(|b| b.name));
         candidates.extend(self.routines.keys().map(String::as_str));
+        candidates.push("Inf");
         errors::unknown_variable(name, "nothing has been assigned to this name", candidates)
     }
 
