@@ -58,12 +58,16 @@ enum Command {
     },
     /// Parse and check a program without running it, reporting every error at once.
     #[command(after_help = "Example:\n  tapec check programs/attention.tape")]
-    Check { file: PathBuf },
+    Check {
+        /// The program file.
+        file: PathBuf,
+    },
     /// Run a program and draw its last tape: DOT on stdout, or a .dot/.svg/.png file, or an .html page that steps through the walk.
     #[command(
         after_help = "Example:\n  tapec graph programs/attention.tape -o attention.svg\n  tapec graph programs/attention.tape > attention.dot\n  tapec graph programs/attention.tape --walk\n\nSVG and PNG are drawn by tapec itself; DOT is for Graphviz."
     )]
     Graph {
+        /// The program file.
         file: PathBuf,
         /// Where to write the picture (.dot, .svg, .png, or .html for the walk page); DOT on stdout if absent.
         #[arg(short, long, conflicts_with = "walk")]
@@ -77,6 +81,7 @@ enum Command {
         after_help = "Example:\n  tapec export programs/gpt.tape            (writes programs/gpt.py)\n  tapec export programs/knob.tape -o knob.py\n\nThe script imports tape_runtime.py, written beside it."
     )]
     Export {
+        /// The program file.
         file: PathBuf,
         /// Where to write the script; FILE with `.py` if absent.
         #[arg(short, long)]
@@ -95,7 +100,7 @@ enum Command {
         after_help = "Example:\n  tapec lsp   (started by an editor, such as the extension in editors/vscode)\n\nIt speaks the Language Server Protocol; exit status 0 after shutdown and exit, 1 otherwise."
     )]
     Lsp,
-    /// Tapec in Jupyter: install the "Tape" kernel, or run it (Jupyter starts it).
+    /// The "Tape" kernel for Jupyter: install it, or run it (Jupyter starts it).
     #[command(
         subcommand,
         after_help = "Example:\n  tapec jupyter install --user\n  jupyter lab   (then pick the \"Tape\" kernel)"
@@ -297,7 +302,7 @@ mod tests {
     use clap::CommandFactory;
 
     /// Each command's `--help` ends with an example of its own, not one it
-    /// took from the command above it.
+    /// took from the command above it, and describes each of its arguments.
     #[test]
     fn every_command_has_an_example_of_its_own() {
         fn walk(command: &clap::Command, parent: Option<String>, seen: &mut usize) {
@@ -306,6 +311,15 @@ mod tests {
             let text = after.clone().unwrap_or_default();
             assert!(text.contains("Example:"), "`{name}` has no example");
             assert_ne!(after, parent, "`{name}` repeats its parent's example");
+            // And every argument and option says what it is.
+            for arg in command.get_arguments() {
+                let said = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(
+                    !said.trim().is_empty(),
+                    "`{name}`: `{}` has no description",
+                    arg.get_id()
+                );
+            }
             *seen += 1;
             for sub in command.get_subcommands() {
                 walk(sub, after.clone(), seen);
