@@ -86,6 +86,8 @@ pub struct Repl {
     held: Option<String>,
     /// Whether a statement was interrupted since this was last cleared.
     pub interrupted: bool,
+    /// Whether any entry has failed: a piped session then exits with 1.
+    pub had_error: bool,
     /// What the last interruption did, kept for the caller instead of
     /// printed when `keep_interruptions` is set (a notebook shows it once,
     /// as the cell's error).
@@ -139,6 +141,7 @@ impl Repl {
             hold_values: false,
             held: None,
             interrupted: false,
+            had_error: false,
             interruption: None,
             keep_interruptions: false,
             place: None,
@@ -391,6 +394,7 @@ impl Repl {
     fn report_all(&mut self, errors: &[Diagnostic]) {
         let failed = errors.iter().any(|d| !d.warning);
         if failed {
+            self.had_error = true;
             self.release_value();
         }
         let _ = self.interp.out.flush();
@@ -1063,7 +1067,9 @@ impl Repl {
                 let interrupt = self.interrupt_flag();
                 let error_out = self.error_out.take();
                 let hold_values = self.hold_values;
+                let had_error = self.had_error;
                 *self = Repl::new(self.make_out, err, color);
+                self.had_error = had_error;
                 self.interp.interrupt = interrupt;
                 self.error_out = error_out;
                 self.hold_values = hold_values;
@@ -1285,7 +1291,8 @@ pub fn run_on_stdin(color: bool) -> i32 {
                 .map_while(Result::ok)
                 .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
             session.take_lines(lines);
-            return 0;
+            // As a script would: a transcript with an error fails.
+            return i32::from(session.had_error);
         }
         let Ok(mut editor) = rustyline::DefaultEditor::new() else {
             eprintln!("tapec: cannot start the line editor");

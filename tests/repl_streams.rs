@@ -35,3 +35,33 @@ fn command_errors_are_diagnostics_on_stderr() {
     assert!(!out.contains("cannot"), "{out}");
     assert!(out.contains("w = 2.000000"), "{out}");
 }
+
+/// A transcript piped in ends as a script would: with status 1 if any entry
+/// failed (the later ones still run, as at the prompt), else 0.
+#[test]
+fn a_piped_transcript_with_an_error_exits_with_1() {
+    for (input, status, shown) in [
+        (&b"x := 1 div 0;\nWriteLn(2);\n"[..], 1, "2\n"),
+        (&b"x := 1 div 0;\n:reset\nWriteLn(3);\n"[..], 1, "3\n"),
+        (&b"x := 4;\nWriteLn(x + 1);\n"[..], 0, "5\n"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .args(["repl", "--color", "never"])
+            .env("HOME", std::env::temp_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tapec repl");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write");
+        let output = child.wait_with_output().expect("tapec ends");
+        let out = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(status), "{out}");
+        assert!(out.ends_with(shown), "{out}");
+    }
+}
