@@ -37,6 +37,8 @@ pub const RUN_STACK_BYTES: usize = 1 << 30;
 pub const EXIT_OK: i32 = 0;
 pub const EXIT_ERROR: i32 = 1;
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// A wrong command line (clap's status for a usage error).
+pub const EXIT_USAGE: i32 = 2;
 
 /// Runs `f` on a thread with a stack of [`RUN_STACK_BYTES`], in a pool of
 /// as many threads as [`threads::count`] says (see [`threads::run`]).
@@ -224,8 +226,10 @@ pub fn graph_file(
 ) -> i32 {
     // A picture that cannot be written in any case is refused before a
     // program that may run for long.
+    // It is the command line that is wrong: status 2.
     if let Some(Err(message)) = picture.map(graph::format_of) {
-        return report_unplaced(message, opts.color, err);
+        report_unplaced(message, opts.color, err);
+        return EXIT_USAGE;
     }
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);

@@ -57,7 +57,8 @@ fn the_attention_tape_as_dot_matches_its_golden_file() {
 
 /// `tapec graph` with `-o` naming a picture it cannot write: an ending it
 /// does not know is refused before the program runs (the program's output
-/// never appears); a folder that does not exist after it has run.
+/// never appears), with status 2 as for any wrong command line; a folder
+/// that does not exist after it has run, with status 1.
 #[test]
 fn a_picture_that_cannot_be_written_is_an_error() {
     let graph = |out: &str| {
@@ -75,8 +76,9 @@ fn a_picture_that_cannot_be_written_is_an_error() {
             )
         })
     };
+    // An ending no picture has is a wrong command line: status 2.
     let (code, out, err) = graph("tape.jpeg");
-    assert_eq!(code, 1);
+    assert_eq!(code, 2);
     assert_eq!(out, "", "the program ran");
     assert_eq!(
         err,
