@@ -389,6 +389,28 @@ fn plot_draws_a_flat_line_mid_chart() {
     }
 }
 
+/// With nothing the characters can draw there is no chart, only the lines
+/// that say what was left out: infinities apart from values too large for
+/// single precision (which the SVG does draw).
+#[test]
+fn plot_with_nothing_to_draw_says_so_without_a_chart() {
+    let braille = |out: &str| out.chars().any(|c| ('\u{2801}'..='\u{28ff}').contains(&c));
+    let out = run("Plot([[1e300, -1e300]]);\n");
+    assert!(!braille(&out), "{out}");
+    assert_eq!(
+        out,
+        "x: column 1 to 2\n(2 values too large to draw here left out; \
+         Plot(m, 'chart.svg') draws it to scale)\n"
+    );
+    let out = run("Plot([[Inf, 2, -Inf]], '', 'one finite');\n");
+    assert!(braille(&out), "{out}");
+    assert!(out.starts_with("one finite\n"), "{out}");
+    assert!(
+        out.ends_with("x: column 1 to 3\n(2 infinite values left out)\n"),
+        "{out}"
+    );
+}
+
 /// Values so large that their padded range has no finite size (it hung in
 /// the chart's axis), a flat line near the largest float, and a span of a
 /// few subnormals: each chart is drawn, and is well-formed SVG.

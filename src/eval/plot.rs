@@ -199,11 +199,12 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
                 .collect()
         })
         .collect();
-    // One column has no line to draw: its values are shown as points.
+    // One value has no line to draw (one column, or one finite value in a
+    // row): it is shown as a point.
     let shapes: Vec<Shape> = rows
         .iter()
         .map(|points| {
-            if m.ncols() == 1 {
+            if points.len() == 1 {
                 Shape::Points(points)
             } else {
                 Shape::Lines(points)
@@ -239,17 +240,31 @@ pub fn braille(m: &Array2<f64>, title: &str) -> String {
         text.push_str(title);
         text.push('\n');
     }
-    let drawn = format!("{drawn}");
-    // Without x labels the last line holds only spaces.
-    text.push_str(drawn.trim_end());
-    if !text.ends_with('\n') {
-        text.push('\n');
+    // With no value to draw there is no chart, only the lines below that
+    // say why.
+    if lo <= hi {
+        let drawn = format!("{drawn}");
+        // Without x labels the last line holds only spaces.
+        text.push_str(drawn.trim_end());
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
     }
     match m.ncols() {
         1 => text.push_str(&format!("x: {X_LABEL} 1\n")),
         n => text.push_str(&format!("x: {X_LABEL} 1 to {n}\n")),
     }
-    let left_out = m.iter().filter(|v| !(**v as f32).is_finite()).count();
+    let infinite = m.iter().filter(|v| v.is_infinite()).count();
+    if infinite > 0 {
+        text.push_str(&format!(
+            "({} left out)\n",
+            crate::diagnostic::counted(infinite, "infinite value")
+        ));
+    }
+    let left_out = m
+        .iter()
+        .filter(|v| v.is_finite() && !(**v as f32).is_finite())
+        .count();
     if left_out > 0 {
         text.push_str(&format!(
             "({left_out} value{} too large to draw here left out; Plot(m, 'chart.svg') draws it to scale)\n",
