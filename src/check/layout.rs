@@ -52,6 +52,10 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
         if matches!(body.kind, StmtKind::Block(_)) || body.span.source != stmt.span.source {
             continue;
         }
+        if body.kind == StmtKind::Empty {
+            warnings.extend(empty_body(stmt, keyword, body, text));
+            continue;
+        }
         let Some(next) = stmts.get(k + 1) else {
             continue;
         };
@@ -98,6 +102,40 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
     }
 }
 
+/// A `;` right after `do` or `then`: it ends the statement there, so the
+/// loop repeats nothing (or the `if` does nothing) and the statement after
+/// it runs once, whatever the condition. Pascal's other common trap, the
+/// more so as `while ... do;` never ends.
+fn empty_body(stmt: &Stmt, keyword: &str, body: &Stmt, text: &str) -> Option<Diagnostic> {
+    let at = body.span.start;
+    if text.get(at..at + 1) != Some(";") {
+        return None;
+    }
+    let semicolon = Span::new(body.span.source, at, at + 1);
+    let word = if keyword == "if" { "then" } else { "do" };
+    let header = Span::new(
+        stmt.span.source,
+        stmt.span.start,
+        stmt.span.start + keyword.len(),
+    );
+    let what = match keyword {
+        "if" => "the `if` does nothing, and what follows runs whatever the condition",
+        "while" => "the loop repeats nothing, and never ends once its condition holds",
+        _ => "the loop repeats nothing, and what follows runs once, after it",
+    };
+    Some(
+        Diagnostic::warning(
+            semicolon,
+            format!("this `;` right after `{word}` ends the `{keyword}`: {what}"),
+        )
+        .with_label(semicolon, format!("the `{keyword}` ends here"))
+        .with_label(header, format!("this `{keyword}` holds no statement"))
+        .with_hint(format!(
+            "remove the `;` after `{word}`, so that the statement after it belongs to the `{keyword}`"
+        )),
+    )
+}
+
 /// The statement lists inside `stmt`.
 fn inner(stmt: &Stmt, text: &str, warnings: &mut Vec<Diagnostic>) {
     match &stmt.kind {
@@ -132,6 +170,32 @@ mod tests {
             .into_iter()
             .map(|d| d.message)
             .collect()
+    }
+
+    #[test]
+    fn a_semicolon_right_after_do_or_then_is_warned_with_its_own_fix() {
+        let trap = "for i := 1 to 3 do;\n  x := i;\n";
+        assert_eq!(
+            warned(trap),
+            [
+                "this `;` right after `do` ends the `for`: the loop repeats nothing, and what follows runs once, after it"
+            ]
+        );
+        let trap = "while x < 3 do; x := x + 1;\nif x > 2 then; y := 1;\n";
+        let said = warned(trap);
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert!(
+            said[0].contains("right after `do` ends the `while`"),
+            "{said:?}"
+        );
+        assert!(
+            said[1].contains("right after `then` ends the `if`"),
+            "{said:?}"
+        );
+        // An empty statement that is not a `;` there, and a body that is
+        // there, are not warned.
+        assert!(warned("for i := 1 to 3 do x := i;\nif x > 2 then y := 1;\n").is_empty());
+        assert!(warned("begin\n  while x < 3 do\nend;\n").is_empty());
     }
 
     #[test]
