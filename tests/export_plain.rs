@@ -243,3 +243,50 @@ fn tapec_export_writes_the_script_and_its_runtime() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A script whose program has a tape, run where PyTorch is missing (a
+/// `torch` package that cannot be imported stands first on the path),
+/// says so in one line and exits with 1, after printing what the program
+/// printed before it; no traceback.
+#[test]
+fn a_script_without_pytorch_says_it_needs_it() {
+    if !have_python() {
+        return;
+    }
+    let dir = scratch("no-torch");
+    let missing = dir.join("shadow").join("torch");
+    std::fs::create_dir_all(&missing).unwrap();
+    std::fs::write(
+        missing.join("__init__.py"),
+        "raise ModuleNotFoundError(\"No module named 'torch'\", name='torch')\n",
+    )
+    .unwrap();
+    let program = dir.join("knob.tape");
+    std::fs::write(
+        &program,
+        "WriteLn('before');\nw := 2.0;\ntape\n  y := w * w;\nend;\nWriteLn(Blame(w));\n",
+    )
+    .unwrap();
+    let script = export(&program).unwrap();
+    // The tape's leaves are made on the `tape` statement's line, and say so.
+    assert!(
+        script.contains("w, = rt.leaves([w], [\"w\"])  # knob.tape:3\n"),
+        "{script}"
+    );
+    std::fs::write(dir.join("knob.py"), script).unwrap();
+    std::fs::write(dir.join("tape_runtime.py"), tapec::export::RUNTIME).unwrap();
+    let out = Command::new("python3")
+        .arg(dir.join("knob.py"))
+        .env("PYTHONPATH", dir.join("shadow"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "before\n");
+    assert_eq!(
+        err,
+        "Error: this program's matrices and tapes need PyTorch, which is not installed \
+         (pip install torch)\n"
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -574,21 +574,25 @@ impl Exporter<'_> {
                             names.join(", "),
                             quoted.join(", ")
                         ),
-                        None,
+                        span,
                     );
                 }
                 if !leaves.is_empty() {
                     let names: Vec<String> = leaves.iter().map(|n| py_name(n)).collect();
                     let quoted: Vec<String> = leaves.iter().map(|n| py_str(n)).collect();
+                    // One name is unpacked from a list of one: `w, = ...`.
+                    let targets = match names.as_slice() {
+                        [one] => format!("{one},"),
+                        _ => names.join(", "),
+                    };
                     self.emit(
                         depth,
                         &format!(
-                            "{}, = rt.leaves([{}], [{}])",
-                            names.join(", "),
+                            "{targets} = rt.leaves([{}], [{}])",
                             names.join(", "),
                             quoted.join(", ")
                         ),
-                        None,
+                        span,
                     );
                 }
                 if !self.replays {

@@ -428,6 +428,17 @@ def run(program, files=""):
         sys.stdout.flush()
         sys.stderr.write(f"Error: `{name}` has no value yet\n  at {where}\n")
         sys.exit(1)
+    except ModuleNotFoundError as e:
+        # The matrices and tapes are PyTorch's; a program of plain numbers
+        # and strings runs without it.
+        if e.name != "torch":
+            raise
+        sys.stdout.flush()
+        sys.stderr.write(
+            "Error: this program's matrices and tapes need PyTorch, which is not installed"
+            " (pip install torch)\n"
+        )
+        sys.exit(1)
     except KeyboardInterrupt:
         sys.stdout.flush()
         sys.stderr.write("interrupted\n")
