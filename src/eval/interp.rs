@@ -585,8 +585,17 @@ impl Interpreter {
                     && at.start >= candidate.span.start
                     && at.end <= candidate.span.end
             };
-            let d = match self.unrecorded_uses.iter().find(|(_, at)| within(at)) {
-                Some(&(name, at)) => d
+            let used = self
+                .unrecorded_uses
+                .iter()
+                .find(|(_, at)| within(at))
+                .copied();
+            if let Some((_, at)) = used {
+                // This warning names the call: it is not warned again below.
+                self.warned.insert(at);
+            }
+            let d = match used {
+                Some((name, at)) => d
                     .with_label(at, format!("`{name}` is not recorded: no blame passes through it"))
                     .with_hint(format!(
                         "a value that goes through `{name}` keeps no link to what it was made from, \
@@ -598,6 +607,30 @@ impl Interpreter {
                 ),
             };
             self.warnings.push(d);
+        }
+        // `Min`, `Max` and `Fill` give a value that moves with their
+        // inputs, but keep no link to them: the blame that should pass
+        // through stops there, silently (as it does in `CheckBlame`'s
+        // replay). Said once for each place, like every warning.
+        for &(name, at) in &self.unrecorded_uses {
+            if matches!(name, "Min" | "Max" | "Fill") && self.warned.insert(at) {
+                let d = Diagnostic::warning(
+                    at,
+                    format!("`{name}` is not recorded: no blame passes through it to what it takes from the tape"),
+                )
+                .with_label(at, format!("takes a value on the tape; blame stops at this `{name}`"))
+                .with_hint(match name {
+                    "Fill" => concat!(
+                        "a value that goes through `Fill` keeps no link to what it was made from; ",
+                        "to spread a recorded number over a matrix, multiply `Ones(m, n)` by it"
+                    ),
+                    _ => concat!(
+                        "a value that goes through `Min` or `Max` keeps no link to what it was made from; ",
+                        "`ReLU(a - b) + b` is max(a, b) with its blame, and `a - ReLU(a - b)` is min(a, b)"
+                    ),
+                });
+                self.warnings.push(d);
+            }
         }
         Ok((candidate.name.to_string(), candidate.value))
     }
