@@ -5,8 +5,8 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 
-#[test]
-fn command_errors_are_diagnostics_on_stderr() {
+/// What `tapec repl` prints and its exit status, given `input` on a pipe.
+fn piped(input: &[u8]) -> std::process::Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
         .args(["repl", "--color", "never"])
         .env("HOME", std::env::temp_dir())
@@ -19,12 +19,17 @@ fn command_errors_are_diagnostics_on_stderr() {
         .stdin
         .take()
         .expect("stdin")
-        .write_all(
-            b":load no-such-program.tape\nw := 2.0;\ntape\ns := w * w;\nend;\n\
-              :graph no-such-folder/tape.dot\n",
-        )
+        .write_all(input)
         .expect("write");
-    let output = child.wait_with_output().expect("tapec ends");
+    child.wait_with_output().expect("tapec ends")
+}
+
+#[test]
+fn command_errors_are_diagnostics_on_stderr() {
+    let output = piped(
+        b":load no-such-program.tape\nw := 2.0;\ntape\ns := w * w;\nend;\n\
+          :graph no-such-folder/tape.dot\n",
+    );
     let out = String::from_utf8_lossy(&output.stdout);
     let err = String::from_utf8_lossy(&output.stderr);
     assert_eq!(
@@ -45,21 +50,7 @@ fn a_piped_transcript_with_an_error_exits_with_1() {
         (&b"x := 1 div 0;\n:reset\nWriteLn(3);\n"[..], 1, "3\n"),
         (&b"x := 4;\nWriteLn(x + 1);\n"[..], 0, "5\n"),
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
-            .args(["repl", "--color", "never"])
-            .env("HOME", std::env::temp_dir())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tapec repl");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input)
-            .expect("write");
-        let output = child.wait_with_output().expect("tapec ends");
+        let output = piped(input);
         let out = String::from_utf8_lossy(&output.stdout);
         assert_eq!(output.status.code(), Some(status), "{out}");
         assert!(out.ends_with(shown), "{out}");
