@@ -721,16 +721,6 @@ impl Interpreter {
         }
     }
 
-    /// Every variable name in sight, for near-miss hints.
-    fn names_in_sight(&self) -> Vec<&str> {
-        let mut names: Vec<&str> = self.globals.keys().map(String::as_str).collect();
-        if let Some(frame) = self.frames.last() {
-            names.extend(frame.locals.keys().map(|k| &**k));
-            names.extend(frame.refs.iter().map(|r| &*r.name));
-        }
-        names
-    }
-
     fn read_variable(&mut self, name: &Name) -> Flow<Value> {
         match self.try_read_variable(name) {
             Some(read) => read,
@@ -803,12 +793,20 @@ impl Interpreter {
         Ok(())
     }
 
+    /// A name read before any assignment to it has run. The checker has
+    /// seen one in the program (a name nothing assigns is its error), so
+    /// this is not a misspelling but an assignment that did not run.
     pub fn unknown_variable(&self, name: &Name) -> Diagnostic {
-        let mut candidates = self.names_in_sight();
-        candidates.extend(declarations::BUILTINS.iter().map(|b| b.name));
-        candidates.extend(self.routines.keys().map(String::as_str));
-        candidates.push("Inf");
-        errors::unknown_variable(name, "nothing has been assigned to this name", candidates)
+        Diagnostic::new(name.span, format!("`{}` has no value yet", name.text))
+            .with_label(
+                name.span,
+                format!("no assignment to `{}` has run before this", name.text),
+            )
+            .with_hint(
+                "a variable gets its value when an assignment to it runs: one in an `if` branch \
+                 not taken, in a routine not called yet, or in a loop that ran no turn \
+                 (`for i := 3 to 1`) gives it none",
+            )
     }
 
     /// An assignment statement: inside a tape the value goes on the tape and,
