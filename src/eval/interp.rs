@@ -1561,6 +1561,23 @@ impl Interpreter {
                         )),
                     );
                 }
+                let numeric = matches!(v, Value::Int(..) | Value::Real(..) | Value::Matrix(..));
+                if numeric && self.tape.records.iter().any(|r| r.name == shown) {
+                    return fail(
+                        Diagnostic::new(
+                            name.span,
+                            format!("`{}` has been assigned again since the last tape", name.text),
+                        )
+                        .with_label(
+                            name.span,
+                            "its value now is not the one the tape recorded, which the blame belongs to",
+                        )
+                        .with_hint(format!(
+                            "use `{builtin}` on `{0}` after the tape and before assigning `{0}` again",
+                            name.text
+                        )),
+                    );
+                }
                 let why = match v {
                     Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
                         "its value was not made or read on the last tape, or it was assigned again after it"
