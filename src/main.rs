@@ -23,10 +23,8 @@ struct Cli {
     /// When to colour diagnostics.
     #[arg(long, value_enum, default_value_t = Color::Auto, global = true)]
     color: Color,
-    /// Threads for large matrix products (default: TAPEC_THREADS, else the
-    /// machine's cores). The results are the same, bit for bit, at any count.
-    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
-    threads: Option<u32>,
+    #[command(flatten)]
+    threads: Threads,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -36,6 +34,16 @@ enum Color {
     Auto,
     Always,
     Never,
+}
+
+/// `--threads`, taken by the commands that run a program (and before a
+/// program file: `tapec --threads 1 FILE`), not by those that only read one.
+#[derive(clap::Args, Clone, Copy)]
+struct Threads {
+    /// Threads for large matrix products (default: TAPEC_THREADS, else the
+    /// machine's cores). The results are the same, bit for bit, at any count.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    threads: Option<u32>,
 }
 
 #[derive(Subcommand)]
@@ -55,6 +63,8 @@ enum Command {
             value_name = "FILE [ARGS]"
         )]
         words: Vec<String>,
+        #[command(flatten)]
+        threads: Threads,
     },
     /// Parse and check a program without running it, reporting every error at once.
     #[command(after_help = "Example:\n  tapec check programs/attention.tape")]
@@ -75,6 +85,8 @@ enum Command {
         /// Print the reverse walk of the last tape, step by step, instead.
         #[arg(long)]
         walk: bool,
+        #[command(flatten)]
+        threads: Threads,
     },
     /// Translate a program into a Python script that computes the same numbers with PyTorch.
     #[command(
@@ -94,7 +106,10 @@ enum Command {
     #[command(
         after_help = "Example:\n  tapec repl\n  tapec repl < session.txt   (a piped transcript: no prompts)"
     )]
-    Repl,
+    Repl {
+        #[command(flatten)]
+        threads: Threads,
+    },
     /// A language server for editors, over stdin and stdout: errors as you type, hover, definition, completion.
     #[command(
         after_help = "Example:\n  tapec lsp   (started by an editor, such as the extension in editors/vscode)\n\nIt speaks the Language Server Protocol; exit status 0 after shutdown and exit, 1 otherwise."
@@ -140,6 +155,8 @@ enum Jupyter {
             conflicts_with = "connection_file"
         )]
         file: Option<PathBuf>,
+        #[command(flatten)]
+        threads: Threads,
     },
 }
 
@@ -201,7 +218,20 @@ fn main() {
             std::process::exit(2);
         }
         Ok(from_env) => {
-            if let Some(n) = cli.threads.map(|n| n as usize).or(from_env) {
+            let given = match &cli.command {
+                Some(
+                    Command::Run { threads, .. }
+                    | Command::Graph { threads, .. }
+                    | Command::Repl { threads }
+                    | Command::Jupyter(Jupyter::Kernel { threads, .. }),
+                ) => threads.threads,
+                _ => None,
+            };
+            if let Some(n) = given
+                .or(cli.threads.threads)
+                .map(|n| n as usize)
+                .or(from_env)
+            {
                 tapec::threads::set(n);
             }
         }
@@ -215,7 +245,7 @@ fn main() {
         }
     };
     let code = match cli.command {
-        Some(Command::Run { mut words }) => {
+        Some(Command::Run { mut words, .. }) => {
             let file = PathBuf::from(words.remove(0));
             run(file, words, color)
         }
@@ -245,6 +275,7 @@ fn main() {
             file,
             output: _,
             walk: true,
+            ..
         }) => {
             let mut opts = tapec::RunOptions::new(file);
             opts.color = color;
@@ -269,7 +300,7 @@ fn main() {
                 tapec::export_file(&opts, output.as_deref(), &mut std::io::stderr())
             })
         }
-        Some(Command::Repl) => tapec::repl::run_on_stdin(color),
+        Some(Command::Repl { .. }) => tapec::repl::run_on_stdin(color),
         Some(Command::Lsp) => tapec::lsp::run_on_stdio(),
         Some(Command::Jupyter(Jupyter::Install {
             user: _,
@@ -279,6 +310,7 @@ fn main() {
         Some(Command::Jupyter(Jupyter::Kernel {
             connection_file,
             file,
+            ..
         })) => match connection_file.or(file) {
             Some(path) => tapec::jupyter::run_kernel(&path),
             None => unreachable!("clap requires one of the two"),
