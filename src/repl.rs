@@ -33,7 +33,7 @@ Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
   :help NAME      a builtin (Tanh), a keyword (tape) or a command (:walk) explained
   :vars           every variable with its shape
-  :tape           the records of the open or last tape
+  :tape [all]     the records of the open or last tape (a long one summarised)
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
   :walk           step through the last tape's walk (Enter: next, q: stop)
   :drop           drop the tape open at the prompt, every variable as before it
@@ -42,6 +42,11 @@ Enter statements; each runs when it is complete.
   :reset          forget every variable, routine and tape
   :quit           leave (also Ctrl-D)
 ";
+
+/// How many records `:tape` lists of a longer tape, and how many of them
+/// are its last.
+const LISTED_RECORDS: usize = 40;
+const LISTED_LAST: usize = 10;
 
 /// What `:help` says of the prompt's command `:word`, if there is one.
 pub fn command_help(word: &str) -> Option<&'static str> {
@@ -881,10 +886,15 @@ impl Repl {
                 name,
                 "quit" | "q" | "vars" | "tape" | "drop" | "reset" | "walk"
             )
+            && !(name == "tape" && rest == "all")
         {
-            self.say(&format!(
-                "`:{name}` takes nothing after it, so it did not run; enter `:{name}` alone\n"
-            ));
+            self.say(&if name == "tape" {
+                "`:tape` takes nothing or `all` after it, so it did not run\n".to_string()
+            } else {
+                format!(
+                    "`:{name}` takes nothing after it, so it did not run; enter `:{name}` alone\n"
+                )
+            });
             return;
         }
         match name {
@@ -922,7 +932,24 @@ impl Repl {
                     .max()
                     .unwrap_or(0)
                     .max(8);
+                // A long tape (a loop inside it) is shown as a long matrix
+                // is: its first and last records, and how many between.
+                let shown = |k: usize| {
+                    rest == "all"
+                        || records.len() <= LISTED_RECORDS
+                        || k < LISTED_RECORDS - LISTED_LAST
+                        || k >= records.len() - LISTED_LAST
+                };
                 for (k, (r, name)) in records.iter().zip(&names).enumerate() {
+                    if !shown(k) {
+                        if shown(k - 1) {
+                            text.push_str(&format!(
+                                "... {} records not shown (`:tape all` lists every one)\n",
+                                records.len() - LISTED_RECORDS
+                            ));
+                        }
+                        continue;
+                    }
                     let (rows, cols) = r.value.shape();
                     let shape = match r.value {
                         crate::tape::Tensor::Scalar(_) => "number".to_string(),
