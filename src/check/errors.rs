@@ -5,7 +5,7 @@
 
 use crate::declarations::Builtin;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
-use crate::syntax::tree::{Expr, Name, Routine};
+use crate::syntax::tree::{Expr, Name, Routine, TypeName};
 
 /// A matrix literal whose rows differ in length, pointing at the first
 /// row that differs. Found by the checker, and again at run time for
@@ -175,4 +175,26 @@ fn with_near_miss<'a>(
         Some(close) => d.with_hint(format!("did you mean `{close}`?")),
         None => d,
     }
+}
+
+/// A `var` declaration of a variable that already holds a value its type
+/// does not take (assigned before the declaration, or at an earlier prompt
+/// entry); `ty` is the declared type at `ty_span`.
+pub fn declared_after_assignment(
+    name: &Name,
+    ty_span: Span,
+    ty: TypeName,
+    holds: &str,
+) -> Diagnostic {
+    Diagnostic::new(
+        ty_span,
+        format!(
+            "`{}` cannot be declared {}: it already holds {holds}",
+            name.text,
+            ty.name()
+        ),
+    )
+    .with_label(ty_span, format!("{} here", ty.name()))
+    .with_label(name.span, format!("already holds {holds}"))
+    .with_hint("declare a variable before its first assignment, or give this one another name")
 }

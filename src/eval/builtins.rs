@@ -7,12 +7,13 @@ use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::format;
 use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
 use super::progress::ProgressBar;
 use super::value::Value;
+use super::{files, format};
 use crate::declarations::{Builtin, Does, Filling, Kind};
 use crate::diagnostic::{Diagnostic, Span, counted};
+use crate::syntax::lexer::string_literal;
 use crate::syntax::tree::{Arg, TypeName};
 use crate::tape::ops::{Elementwise, Unary};
 use crate::tape::{Op, Tensor};
@@ -573,7 +574,7 @@ impl Interpreter {
                         }
                     },
                     Err(e) => {
-                        return fail(cannot_read(s(0), &full, &e, self.paths_from));
+                        return fail(cannot_read(s(0), &path, &full, &e, self.paths_from));
                     }
                 }
             }
@@ -609,7 +610,10 @@ impl Interpreter {
                             return fail(
                                 Diagnostic::new(
                                     s(0),
-                                    format!("the character {:?} is not in the vocabulary", ch),
+                                    format!(
+                                        "the character {} is not in the vocabulary",
+                                        string_literal(&ch.to_string())
+                                    ),
                                 )
                                 .with_label(s(1), "this vocabulary")
                                 .with_hint(
@@ -667,7 +671,7 @@ impl Interpreter {
                         return fail(
                             Diagnostic::new(
                                 s(0),
-                                format!("StrToInt: {:?} is not an Integer", &*text),
+                                format!("StrToInt: {} is not an Integer", string_literal(&text)),
                             )
                             .with_label(s(0), "this string")
                             .with_hint("an Integer is an optional sign and digits, within 64 bits"),
@@ -677,19 +681,19 @@ impl Interpreter {
             }
             Does::StrToFloat => {
                 let text = self.string(b, &vals, 0)?;
-                let ok = !text.is_empty()
-                    && text
-                        .bytes()
-                        .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
-                match text.parse::<f64>() {
-                    Ok(x) if ok => Value::Real(x, None),
-                    _ => {
+                match files::real_number(&text) {
+                    Some(x) => Value::Real(x, None),
+                    None => {
                         return fail(
                             Diagnostic::new(
                                 s(0),
-                                format!("StrToFloat: {:?} is not a number", &*text),
+                                format!("StrToFloat: {} is not a number", string_literal(&text)),
                             )
-                            .with_label(s(0), "this string"),
+                            .with_label(s(0), "this string")
+                            .with_hint(
+                                "a number is an optional sign, digits with an optional dot \
+                                 and exponent (`-1.5e-3`), or `inf`",
+                            ),
                         );
                     }
                 }
@@ -733,7 +737,7 @@ impl Interpreter {
                         .with_label(span, "this Plot")
                 })?;
                 if let Err(e) = std::fs::write(&full, chart) {
-                    return fail(cannot_write(s(1), &full, &e, self.paths_from));
+                    return fail(cannot_write(s(1), &path, &full, &e, self.paths_from));
                 }
                 self.notices.push(format!("Plot wrote {}", full.display()));
                 return Ok(None);
@@ -849,8 +853,8 @@ impl Interpreter {
                     .with_hint("name the file to write, such as 'weights.txt'"),
             );
         }
-        if let Err(e) = super::files::write_whole(&full, &super::files::matrix_text(&m)) {
-            return fail(cannot_write(s(1), &full, &e, self.paths_from));
+        if let Err(e) = files::write_whole(&full, &files::matrix_text(&m)) {
+            return fail(cannot_write(s(1), &path, &full, &e, self.paths_from));
         }
 
         Ok(())
@@ -871,10 +875,10 @@ impl Interpreter {
             }
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                return fail(cannot_read(s(0), &full, &e, self.paths_from));
+                return fail(cannot_read(s(0), &path, &full, &e, self.paths_from));
             }
         };
-        match super::files::parse_matrix(&text) {
+        match files::parse_matrix(&text) {
             Ok((rows, cols, values)) => {
                 self.check_size(rows, cols, span)?;
                 let m = Array2::from_shape_vec((rows, cols), values).expect("rows × cols numbers");
@@ -1048,35 +1052,48 @@ fn about_path(span: Span, message: String) -> Diagnostic {
 /// A file that could not be read, at the path written at `span`.
 fn cannot_read(
     span: Span,
+    written: &str,
     full: &std::path::Path,
     e: &std::io::Error,
     paths_from: &str,
 ) -> Diagnostic {
-    about_path(
+    let reason = crate::diagnostic::io_reason(e);
+    about_file(
         span,
-        format!(
-            "cannot read `{}`: {}",
-            full.display(),
-            crate::diagnostic::io_reason(e)
-        ),
+        written,
+        format!("cannot read `{}`: {reason}", shown(full)),
+        paths_from,
     )
-    .with_hint(format!("a path is relative to {paths_from}"))
 }
 
 /// A file that could not be written, at the path written at `span`.
 fn cannot_write(
     span: Span,
+    written: &str,
     full: &std::path::Path,
     e: &std::io::Error,
     paths_from: &str,
 ) -> Diagnostic {
-    about_path(
+    let reason = crate::diagnostic::io_write_reason(e, full);
+    about_file(
         span,
-        format!(
-            "cannot write `{}`: {}",
-            full.display(),
-            crate::diagnostic::io_write_reason(e, full)
-        ),
+        written,
+        format!("cannot write `{}`: {reason}", shown(full)),
+        paths_from,
     )
-    .with_hint(format!("a path is relative to {paths_from}"))
+}
+
+/// A path as a message shows it: without the `./` of the current folder.
+fn shown(full: &std::path::Path) -> std::path::Display<'_> {
+    full.strip_prefix(".").unwrap_or(full).display()
+}
+
+/// [`about_path`], with a hint of where a relative path starts; a path
+/// written absolute needs none.
+fn about_file(span: Span, written: &str, message: String, paths_from: &str) -> Diagnostic {
+    let d = about_path(span, message);
+    if std::path::Path::new(written).is_absolute() {
+        return d;
+    }
+    d.with_hint(format!("a path is relative to {paths_from}"))
 }

@@ -52,8 +52,10 @@ pub struct Refusal {
     pub why: String,
 }
 
-/// A number as `Load` reads it: what `StrToFloat` takes, and `inf`, `-inf`.
-fn number(token: &str) -> Option<f64> {
+/// A number as `StrToFloat` and `Load` read it: an optional sign, digits
+/// with a dot and an exponent as Rust reads an f64, or `inf` as `WriteLn`
+/// and `Save` write infinity; never a NaN.
+pub fn real_number(token: &str) -> Option<f64> {
     if matches!(token, "inf" | "+inf" | "-inf") {
         return token.parse().ok();
     }
@@ -98,7 +100,7 @@ pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
                     ),
                 });
             }
-            match number(token) {
+            match real_number(token) {
                 Some(x) => values.push(x),
                 None => {
                     return Err(Refusal {

@@ -452,6 +452,21 @@ impl Interpreter {
                                 declared: None,
                             },
                         );
+                        // A value assigned before the declaration must be
+                        // of the declared type, as every later one is.
+                        if let (Some((ty, ty_span)), Some(v)) = (decl.ty, &slot.value)
+                            && !v.fits(ty)
+                        {
+                            return fail(errors::declared_after_assignment(
+                                &decl.name,
+                                ty_span,
+                                ty,
+                                &v.describe(),
+                            ));
+                        }
+                        if let Some(v) = slot.value.take() {
+                            slot.value = Some(check_declared(ty, v, &decl.name)?);
+                        }
                         slot.declared = ty;
                     }
                 }
@@ -572,14 +587,6 @@ impl Interpreter {
         if !self.tape.depends_on_another_variable(node, &candidate.name)
             && self.warned.insert(candidate.span)
         {
-            let d = Diagnostic::warning(
-                candidate.span,
-                format!(
-                    "the tape's result `{}` depends on no other variable, so every blame but its own is 0",
-                    candidate.name
-                ),
-            )
-            .with_label(candidate.span, "the tape's result: its last assignment");
             let within = |at: &Span| {
                 at.source == candidate.span.source
                     && at.start >= candidate.span.start
@@ -590,11 +597,32 @@ impl Interpreter {
                 .iter()
                 .find(|(_, at)| within(at))
                 .copied();
+            // Made through an operation that is not recorded, the result
+            // may well depend on other variables, with no link to them.
+            let how = if used.is_some() {
+                "is linked to no other variable by a recorded operation"
+            } else {
+                "depends on no other variable"
+            };
+            let d = Diagnostic::warning(
+                candidate.span,
+                format!(
+                    "the tape's result `{}` {how}, so every blame but its own is 0",
+                    candidate.name
+                ),
+            )
+            .with_label(candidate.span, "the tape's result: its last assignment");
             if let Some((_, at)) = used {
                 // This warning names the call: it is not warned again below.
                 self.warned.insert(at);
             }
             let d = match used {
+                Some((name @ ("div" | "mod"), at)) => d
+                    .with_label(at, format!("`{name}` is not recorded: no blame passes through it"))
+                    .with_hint(
+                        "`div` and `mod` work on Integers, whose steps are whole: \
+                         they are not recorded, so no blame reaches what they take",
+                    ),
                 Some((name, at)) => d
                     .with_label(at, format!("`{name}` is not recorded: no blame passes through it"))
                     .with_hint(format!(
@@ -1225,6 +1253,18 @@ impl Interpreter {
                             Diagnostic::new(op_span, format!("`{}` by zero", op.symbol()))
                                 .with_label(rs, "this is 0"),
                         );
+                    }
+                    // An Integer on the tape that goes through `div` or
+                    // `mod` takes no record: its blame stops here, which
+                    // a result made this way is warned about.
+                    if self.tape.open
+                        && self.unrecorded_uses.len() < UNRECORDED_KEPT
+                        && [&l, &r]
+                            .iter()
+                            .any(|v| v.tag().is_some_and(|t| t.tape == self.tape.id))
+                        && !self.unrecorded_uses.iter().any(|&(_, at)| at == span)
+                    {
+                        self.unrecorded_uses.push((op.symbol(), span));
                     }
                     // The remainder always fits: the one case that overflows
                     // a checked remainder (the smallest Integer mod -1) is 0.

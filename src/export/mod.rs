@@ -47,7 +47,7 @@
 //! function too, which `CheckBlame` runs again with one element nudged,
 //! printing nothing and drawing the tape's own random numbers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
@@ -115,6 +115,9 @@ struct Exporter<'a> {
     typed: Vec<(String, TypeName)>,
     /// Inside a routine's body (where a tape is not translated yet).
     in_routine: bool,
+    /// The program's own variables assigned by a statement written so
+    /// far: a `var` declaration of one checks the value it holds.
+    assigned_at_top: HashSet<String>,
     /// The `var` parameters of the routine being written, in order: an
     /// assignment to one is reported to the runtime (`rt.var_assigned`),
     /// since it may be the last assignment of a tape that called it.
@@ -149,6 +152,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         repeats: 0,
         typed: Vec::new(),
         in_routine: false,
+        assigned_at_top: HashSet::new(),
         var_params: Vec::new(),
         whole_var_call: false,
         own: Vec::new(),
@@ -438,12 +442,26 @@ impl Exporter<'_> {
                     for d in decls {
                         if let Some((ty, _)) = d.ty {
                             self.typed.push((d.name.text.to_string(), ty));
+                            // Declared after an assignment: the value
+                            // already there must be of the type too.
+                            if self.assigned_at_top.contains(&*d.name.text) {
+                                let v = py_name(&d.name.text);
+                                let code = format!(
+                                    "if {name} in globals(): {v} = rt.typed({v}, {ty})",
+                                    name = py_str(&v),
+                                    ty = py_str(ty.name())
+                                );
+                                self.emit(depth, &code, span);
+                            }
                         }
                     }
                 }
             }
             StmtKind::Error => return Err(not_yet(stmt.span, "a statement that did not parse")),
             StmtKind::Assign { target, value } => {
+                if !self.in_routine {
+                    self.assigned_at_top.insert(target.text.to_string());
+                }
                 let value = match self.call_with_var_params(value)? {
                     // The function's result first, then its `var`
                     // parameters' values back to the caller's variables;

@@ -905,12 +905,10 @@ def str_to_int(text, where=None):
 
 
 def str_to_float(text, where=None):
-    if text and all(c in "0123456789+-.eE" for c in text):
-        try:
-            return float(text)
-        except ValueError:
-            pass
-    raise TapeError(where, f"`{text}` is not a number")
+    x = _load_number(text)
+    if x is None or math.isnan(x):
+        raise TapeError(where, f"`{text}` is not a number")
+    return x
 
 
 def abs_(x, where=None):

@@ -23,14 +23,6 @@ pub fn keywords() -> impl Iterator<Item = &'static str> {
         .map(|(word, _, _)| *word)
 }
 
-const TYPES: [TypeName; 5] = [
-    TypeName::Integer,
-    TypeName::Real,
-    TypeName::Boolean,
-    TypeName::Str,
-    TypeName::Matrix,
-];
-
 /// (label, what it is, the snippet)
 const SNIPPETS: &[(&str, &str, &str)] = &[
     (
@@ -182,7 +174,7 @@ pub fn completions(
     let mut items = Vec::new();
     let place = place(doc, offset);
     if place == Place::Type {
-        for t in TYPES {
+        for t in TypeName::ALL {
             items.push(item(
                 t.name(),
                 CompletionItemKind::CLASS,

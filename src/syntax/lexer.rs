@@ -67,6 +67,22 @@ fn double_quoted() -> Result<(), LexError> {
     Err(LexError::DoubleQuoted)
 }
 
+/// `text` as a string literal of the language: in single quotes, a quote
+/// doubled, and a character no literal can hold (a line end, a tab)
+/// escaped as Rust writes it, so that a message shows it.
+pub fn string_literal(text: &str) -> String {
+    let mut shown = String::from("'");
+    for c in text.chars() {
+        match c {
+            '\'' => shown.push_str("''"),
+            c if c.is_control() => shown.extend(c.escape_debug()),
+            c => shown.push(c),
+        }
+    }
+    shown.push('\'');
+    shown
+}
+
 fn parse_string(lex: &mut logos::Lexer<RawToken>) -> String {
     let body = lex.slice();
     body[1..body.len() - 1].replace("''", "'")

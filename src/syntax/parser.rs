@@ -178,6 +178,16 @@ fn custom<'t>(span: SimpleSpan, message: &str, label: &str) -> Rich<'t, Token, S
     Rich::custom(span, format!("{message}\n{label}"))
 }
 
+/// [`custom`] with a hint.
+fn custom_with_hint<'t>(
+    span: SimpleSpan,
+    message: &str,
+    label: &str,
+    hint: &str,
+) -> Rich<'t, Token, SimpleSpan> {
+    Rich::custom(span, format!("{message}\n{label}\n{hint}"))
+}
+
 fn describe(pattern: &RichPattern<'_, Token>) -> Option<String> {
     Some(match pattern {
         RichPattern::Token(t) => format!("{}", &**t),
@@ -271,11 +281,15 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
         n if n <= 6 => format!("{} or {}", expected[..n - 1].join(", "), expected[n - 1]),
         _ => format!("{}, or something else", expected[..5].join(", ")),
     };
+    let mut hint = None;
     let (message, label) = match (error.reason(), error.found()) {
-        (chumsky::error::RichReason::Custom(text), _) => match text.split_once('\n') {
-            Some((message, label)) => (message.to_string(), label.to_string()),
-            None => (text.clone(), "here".to_string()),
-        },
+        (chumsky::error::RichReason::Custom(text), _) => {
+            let mut parts = text.splitn(3, '\n');
+            let message = parts.next().unwrap_or_default().to_string();
+            let label = parts.next().unwrap_or("here").to_string();
+            hint = parts.next().map(str::to_string);
+            (message, label)
+        }
         (_, found_token) => (
             if wanted.is_empty() {
                 format!("unexpected {found}")
@@ -289,6 +303,9 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
         ),
     };
     let mut d = Diagnostic::new(span, message).with_label(span, label);
+    if let Some(hint) = hint {
+        return d.with_hint(hint);
+    }
     match error.found() {
         Some(Token::Else) => {
             d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`")
@@ -456,13 +473,23 @@ where
         .labelled("a type")
         .try_map(move |name, span: SimpleSpan| match TypeName::from_name(&name) {
             Some(t) => Ok((t, sp(span))),
-            None => Err(custom(
-                span,
-                &format!(
+            None => {
+                let message = format!(
                     "`{name}` is not a type: the types are Integer, Real, Boolean, String and Matrix"
-                ),
-                "not a type",
-            )),
+                );
+                Err(match TypeName::ALL.iter().find(|t| t.name().eq_ignore_ascii_case(&name)) {
+                    Some(t) => custom_with_hint(
+                        span,
+                        &message,
+                        "not a type",
+                        &format!(
+                            "did you mean `{}`? Type names are written with their capital letter",
+                            t.name()
+                        ),
+                    ),
+                    None => custom(span, &message, "not a type"),
+                })
+            }
         });
 
     let expr = recursive(|expr| {
@@ -845,7 +872,15 @@ where
             .then(just(Token::Colon).ignore_then(type_name).or_not())
             .map_with(move |header, e| (header, sp(e.span())))
             .then_ignore(just(Token::Semi))
-            .then(var_section.clone().then_ignore(just(Token::Semi)).or_not())
+            // Pascal gives a routine one `var` section; Free Pascal and
+            // Delphi take several, one after another, and so does this.
+            .then(
+                var_section
+                    .clone()
+                    .then_ignore(just(Token::Semi))
+                    .repeated()
+                    .collect::<Vec<_>>(),
+            )
             .then(
                 just(Token::Begin)
                     .ignore_then(block_body.clone())
@@ -858,7 +893,7 @@ where
                         is_function,
                         params,
                         result,
-                        locals: locals.unwrap_or_default(),
+                        locals: locals.into_iter().flatten().collect(),
                         body,
                         header,
                     }))

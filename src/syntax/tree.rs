@@ -151,15 +151,16 @@ pub enum TypeName {
 }
 
 impl TypeName {
+    pub const ALL: [TypeName; 5] = [
+        TypeName::Integer,
+        TypeName::Real,
+        TypeName::Boolean,
+        TypeName::Str,
+        TypeName::Matrix,
+    ];
+
     pub fn from_name(name: &str) -> Option<TypeName> {
-        Some(match name {
-            "Integer" => TypeName::Integer,
-            "Real" => TypeName::Real,
-            "Boolean" => TypeName::Boolean,
-            "String" => TypeName::Str,
-            "Matrix" => TypeName::Matrix,
-            _ => return None,
-        })
+        TypeName::ALL.into_iter().find(|t| t.name() == name)
     }
 
     /// What a value of the type is, for `:help` and hover.
