@@ -77,6 +77,19 @@ pub fn parse_tokens(
     (program.unwrap_or_default(), diagnostics)
 }
 
+/// The keywords a statement starts with, for a misspelled one.
+const STATEMENT_KEYWORDS: [&str; 9] = [
+    "while",
+    "for",
+    "if",
+    "repeat",
+    "begin",
+    "tape",
+    "var",
+    "procedure",
+    "function",
+];
+
 /// A parse error told in the words of the mistake a learner most likely
 /// made: a `;` missing at the end of a line, `return`, an element with one
 /// index, a block left open; any other error as it was.
@@ -113,6 +126,52 @@ fn common_mistake(
         .with_label(*word_span, "not a keyword of the language")
         .with_hint(format!("write `Result := {value};`"));
     }
+    // `whlie x < 3 do`, `const N = 3;`: a word that starts a statement in
+    // this language or another, then a second word, where a statement starts.
+    if let (Some(found), Some((Token::Ident(word), word_span))) = (found, before)
+        && matches!(found, Token::Ident(_) | Token::Integer(_) | Token::Real(_))
+        && at.checked_sub(2).is_none_or(|i| {
+            matches!(
+                tokens[i].0,
+                Token::Semi | Token::Begin | Token::Then | Token::Else | Token::Do | Token::Tape
+            )
+        })
+    {
+        let next = match found {
+            Token::Ident(name) => name.as_str(),
+            _ => "N",
+        };
+        let other = match word.to_ascii_lowercase().as_str() {
+            "const" | "let" | "dim" => Some((
+                "not a keyword of the language",
+                format!("there is no `{word}`: a name gets its value by assignment"),
+                format!(
+                    "write `{next} := ...;` (a `var` section may give its type: `var {next}: Integer;`)"
+                ),
+            )),
+            "uses" | "import" | "include" => Some((
+                "not a keyword of the language",
+                format!("there is no `{word}`: every builtin is always there"),
+                "remove this line".to_string(),
+            )),
+            _ if crate::declarations::find(word).is_some() => Some((
+                "a builtin, called without parentheses",
+                format!("a call of `{word}` puts its arguments in parentheses"),
+                format!("write `{word}({next})`"),
+            )),
+            _ => None,
+        };
+        if let Some((label, message, hint)) = other {
+            return Diagnostic::new(*word_span, message)
+                .with_label(*word_span, label)
+                .with_hint(hint);
+        }
+        if let Some(keyword) = crate::diagnostic::near_miss(word, STATEMENT_KEYWORDS) {
+            return Diagnostic::new(*word_span, format!("`{word}` is not a keyword"))
+                .with_label(*word_span, "a name, followed by another word")
+                .with_hint(format!("did you mean `{keyword}`?"));
+        }
+    }
     // A statement ended, a new line began, and no `;` stands between.
     if let (Some(found), Some((_, last))) = (found, before)
         && expects(Token::Semi)
@@ -145,7 +204,8 @@ fn common_mistake(
         let mut d = d;
         d.message = "an element takes a row and a column, as `x[1, 2]`".to_string();
         return d.with_hint(
-            "rows and columns count from 1; a whole row is `Row(x, i)`, a column `Col(x, j)`",
+            "only a matrix has elements; rows and columns count from 1, \
+             a whole row is `Row(x, i)`, a column `Col(x, j)`",
         );
     }
     // The file ended inside a block: point at the block that is open.
@@ -671,6 +731,36 @@ where
         .collect::<Vec<_>>()
         .then_ignore(just(Token::Colon))
         .then(type_name)
+        // `var x: Real = 2.0;` (an initial value, as other languages give
+        // one): said plainly, and the declaration kept.
+        .then(
+            just(Token::Eq)
+                .or(just(Token::Assign))
+                .then(
+                    any()
+                        .and_is(just(Token::Semi).not())
+                        .repeated()
+                        .at_least(1),
+                )
+                .map_with(|_, e| e.span())
+                .or_not(),
+        )
+        .validate(|((names, ty), initial), _, emitter| {
+            if let Some(span) = initial {
+                let name: &Name = &names[names.len() - 1];
+                emitter.emit(custom_with_hint(
+                    span,
+                    "a `var` declaration cannot give a value",
+                    "an initial value",
+                    &format!(
+                        "declare the variable, then assign it: `var {0}: {1};` and then `{0} := ...;`",
+                        name.text,
+                        ty.0.name()
+                    ),
+                ))
+            }
+            (names, ty)
+        })
         .map(|(names, ty)| {
             names
                 .into_iter()
