@@ -367,25 +367,34 @@ fn floor_char_boundary(text: &str, mut at: usize) -> usize {
 /// likely slip of the keyboard or of the case.
 pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let lower = name.to_lowercase();
-    let mut best: Option<(f64, &str)> = None;
+    // The fewest edits first (two letters swapped is one edit: `edn` is
+    // nearer `end` than `Mean`), then the likeness of the two spellings.
+    let mut best: Option<(usize, f64, &str)> = None;
     for candidate in candidates {
         if candidate == name {
             continue;
         }
-        let score = if candidate.to_lowercase() == lower {
+        let other = candidate.to_lowercase();
+        let score = if other == lower {
             1.0
         } else {
-            strsim::jaro_winkler(&lower, &candidate.to_lowercase())
+            strsim::jaro_winkler(&lower, &other)
         };
-        let distance = strsim::levenshtein(&lower, &candidate.to_lowercase());
-        let close = score >= 0.88 || (distance <= 2 && distance < name.len().max(2));
+        let distance = strsim::osa_distance(&lower, &other);
+        // A name of one letter is near only itself in the other case:
+        // `q` is not a misspelled `P`.
+        let close = score >= 0.88 || (distance <= 2 && distance < name.chars().count());
         // Ties go to the name first in order, so the hint never depends
         // on the order the candidates come in (some come from hash maps).
-        if close && best.is_none_or(|(s, c)| score > s || (score == s && candidate < c)) {
-            best = Some((score, candidate));
+        if close
+            && best.is_none_or(|(d, s, c)| {
+                (distance, -score) < (d, -s) || (distance == d && score == s && candidate < c)
+            })
+        {
+            best = Some((distance, score, candidate));
         }
     }
-    best.map(|(_, c)| c)
+    best.map(|(_, _, c)| c)
 }
 
 #[cfg(test)]

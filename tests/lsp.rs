@@ -242,7 +242,7 @@ fn range(v: &Value) -> Span4 {
 /// Three errors, the first after non-ASCII text on its line: `ï` and `×`
 /// are one UTF-16 unit and two bytes each, `🙂` two units and four bytes.
 const THREE: &str = "program Three;\n\
-x := 1;\n\
+Y := 1;\n\
 WriteLn('naïve × 🙂', y);\n\
 z := Sqrt(1, 2);\n\
 WriteLn(q);\n";
@@ -261,7 +261,7 @@ fn every_error_is_published_with_its_utf16_range_labels_and_hints() {
     }
     let y = &diagnostics[0];
     assert_eq!(
-        y["message"], "unknown variable `y`\nHelp: did you mean `x`?",
+        y["message"], "unknown variable `y`\nHelp: did you mean `Y`?",
         "the hint follows the message"
     );
     let related = &y["relatedInformation"][0];
@@ -279,7 +279,7 @@ fn every_error_is_published_with_its_utf16_range_labels_and_hints() {
 
     // Two of the three mended: one is left.
     let fixed = THREE
-        .replace("', y);", "', x);")
+        .replace("', y);", "', Y);")
         .replace("Sqrt(1, 2)", "Sqrt(2)");
     let left = client.change(URI, 2, &fixed);
     assert_eq!(left.len(), 1, "{left:?}");

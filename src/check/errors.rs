@@ -151,7 +151,15 @@ pub fn unknown_routine<'a>(
         format!("unknown function or procedure `{}`", name.text),
     )
     .with_label(name.span, "not a builtin and not declared");
-    with_near_miss(d, &name.text, candidates)
+    // Pascal's `Exit` and `Halt`, which this language leaves out.
+    if ["exit", "halt"].contains(&name.text.to_ascii_lowercase().as_str()) {
+        return d.with_hint(
+            "there is none: a routine ends at its `end` (a function gives back `Result`), \
+             `break` leaves a loop, and a program ends after its last statement",
+        );
+    }
+    // `edn;` is a call of a routine named `edn`: `end` is a candidate too.
+    with_near_miss(d, &name.text, candidates.into_iter().chain(["end"]))
 }
 
 /// A read of a name that holds nothing: `label` says why (never assigned
