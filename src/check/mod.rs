@@ -293,7 +293,14 @@ impl<'a> Checker<'a> {
                 } else {
                     "continue"
                 };
-                let d = Diagnostic::new(stmt.span, format!("`{word}` is not inside a loop"));
+                let d = Diagnostic::new(
+                    stmt.span,
+                    match self.loops_beyond {
+                        Some("tape") => format!("`{word}` may not leave a tape"),
+                        Some(_) => format!("`{word}` may not leave a routine"),
+                        None => format!("`{word}` is not inside a loop"),
+                    },
+                );
                 self.error(match self.loops_beyond {
                     Some("tape") => d
                         .with_label(stmt.span, "the loop around it is outside this tape")
@@ -578,6 +585,28 @@ impl<'a> Checker<'a> {
                     format!("`{}` is a builtin and cannot be assigned", target.text),
                 )
                 .with_label(target.span, "choose another name"),
+            );
+        }
+        if let Some((r, _)) = &self.routine
+            && !r.is_function
+            && &*target.text == "Result"
+            && !r.locals.iter().any(|d| d.name.text == target.text)
+            && !r.params.iter().any(|p| p.name.text == target.text)
+        {
+            self.error(
+                Diagnostic::new(
+                    target.span,
+                    format!(
+                        "`{}` is a procedure, which gives back no `Result`",
+                        r.name.text
+                    ),
+                )
+                .with_label(target.span, "only a function has a `Result`")
+                .with_hint(format!(
+                    "to give back a value, make it a function with the type of its result: \
+                     `function {}(...): Real;`",
+                    r.name.text
+                )),
             );
         }
         if let Some((r, _)) = &self.routine {
