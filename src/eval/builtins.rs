@@ -137,13 +137,11 @@ impl Interpreter {
         if self.tape.open
             && !b.recorded
             && b.kind == Kind::Function
-            && self.unrecorded_uses.len() < super::interp::UNRECORDED_KEPT
             && vals
                 .iter()
                 .any(|(v, _)| v.tag().is_some_and(|t| t.tape == self.tape.id))
-            && !self.unrecorded_uses.iter().any(|&(_, at)| at == span)
         {
-            self.unrecorded_uses.push((b.name, span));
+            self.note_unrecorded(b.name, span);
         }
         let v = |i: usize| &vals[i].0;
         let s = |i: usize| vals[i].1;
@@ -283,6 +281,11 @@ impl Interpreter {
                 };
             }
             Does::Power => {
+                // The exponent is read, never blamed: one on the tape is
+                // warned about when the tape closes.
+                if self.tape.open && v(1).tag().is_some_and(|t| t.tape == self.tape.id) {
+                    self.note_unrecorded("Power", s(1));
+                }
                 let p = match v(1) {
                     Value::Int(n, _) => *n as f64,
                     Value::Real(x, _) => *x,

@@ -32,10 +32,10 @@ use smallvec::SmallVec;
 pub const MAX_CALL_DEPTH: usize = 1000;
 /// Most elements one matrix may have.
 pub const MAX_ELEMENTS: usize = 1 << 28;
-/// Most records one tape may hold (2^23, about 2 GB of records at most): a
-/// long loop inside a tape stops with an error rather than take all the
-/// memory there is.
-pub const MAX_RECORDS: usize = 1 << 23;
+/// Most records one tape may hold (2^21, some 750 MB of records of numbers
+/// and a second or two to make them): a long loop inside a tape stops with
+/// an error rather than take the memory and the time there is.
+pub const MAX_RECORDS: usize = 1 << 21;
 
 /// The most calls of builtins that are not recorded a tape remembers for
 /// its warning (`Interpreter::unrecorded_uses`).
@@ -617,6 +617,9 @@ impl Interpreter {
                 self.warned.insert(at);
             }
             let d = match used {
+                Some(("Power", at)) => d
+                    .with_label(at, "`Power` passes no blame to its exponent")
+                    .with_hint(POWER_EXPONENT),
                 Some((name @ ("div" | "mod"), at)) => d
                     .with_label(at, format!("`{name}` is not recorded: no blame passes through it"))
                     .with_hint(
@@ -641,6 +644,15 @@ impl Interpreter {
         // through stops there, silently (as it does in `CheckBlame`'s
         // replay). Said once for each place, like every warning.
         for &(name, at) in &self.unrecorded_uses {
+            if name == "Power" && self.warned.insert(at) {
+                let d = Diagnostic::warning(
+                    at,
+                    "`Power` passes no blame to its exponent, which is on the tape",
+                )
+                .with_label(at, "this exponent's blame stays 0")
+                .with_hint(POWER_EXPONENT);
+                self.warnings.push(d);
+            }
             if matches!(name, "Min" | "Max" | "Fill") && self.warned.insert(at) {
                 let d = Diagnostic::warning(
                     at,
@@ -661,6 +673,17 @@ impl Interpreter {
             }
         }
         Ok((candidate.name.to_string(), candidate.value))
+    }
+
+    /// Notes that `what` (an unrecorded builtin, `div`, `mod`, or
+    /// `Power`'s exponent) took a value of the open tape at `at`, for the
+    /// warnings given when the tape closes; each place once.
+    pub(super) fn note_unrecorded(&mut self, what: &'static str, at: Span) {
+        if self.unrecorded_uses.len() < UNRECORDED_KEPT
+            && !self.unrecorded_uses.iter().any(|&(_, seen)| seen == at)
+        {
+            self.unrecorded_uses.push((what, at));
+        }
     }
 
     /// Puts a value on the open tape if it is not there yet (as a leaf) and
@@ -1258,13 +1281,11 @@ impl Interpreter {
                     // `mod` takes no record: its blame stops here, which
                     // a result made this way is warned about.
                     if self.tape.open
-                        && self.unrecorded_uses.len() < UNRECORDED_KEPT
                         && [&l, &r]
                             .iter()
                             .any(|v| v.tag().is_some_and(|t| t.tape == self.tape.id))
-                        && !self.unrecorded_uses.iter().any(|&(_, at)| at == span)
                     {
-                        self.unrecorded_uses.push((op.symbol(), span));
+                        self.note_unrecorded(op.symbol(), span);
                     }
                     // The remainder always fits: the one case that overflows
                     // a checked remainder (the smallest Integer mod -1) is 0.
@@ -1618,23 +1639,30 @@ impl Interpreter {
                         )),
                     );
                 }
-                let why = match v {
-                    Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
-                        "its value was not made or read on the last tape, or it was assigned again after it"
-                    }
-                    _ => "only numbers and matrices are recorded",
-                };
-                fail(
-                    Diagnostic::new(
+                let d = Diagnostic::new(
+                    name.span,
+                    format!("`{}` is not on the last tape", name.text),
+                );
+                fail(if numeric {
+                    d.with_label(
                         name.span,
-                        format!("`{}` is not on the last tape", name.text),
+                        format!(
+                            "{}: its value was not made or read on the last tape, \
+                             or it was assigned again after it",
+                            v.describe()
+                        ),
                     )
-                    .with_label(name.span, format!("{}: {why}", v.describe()))
                     .with_hint(format!(
                         "read `{}` inside a `tape ... end;` block before asking for its blame",
                         name.text
-                    )),
-                )
+                    ))
+                } else {
+                    d.with_label(
+                        name.span,
+                        format!("{}: only numbers and matrices are recorded", v.describe()),
+                    )
+                    .with_hint("blame is the gradient of a number: a String or a Boolean has none")
+                })
             }
         }
     }
@@ -1892,6 +1920,10 @@ fn retag(v: Value, tag: Option<NodeRef>) -> Value {
         other => other,
     }
 }
+
+/// What to write instead of `Power` for an exponent that is learned.
+const POWER_EXPONENT: &str = "the exponent is read as a plain number; for an exponent that is learned, \
+     write `Exp(p * Log(a))` (for a > 0), whose blame reaches `p`";
 
 /// Where a NaN is, for a message: " at row r, column c" (1-based) in a
 /// matrix, nothing for a number.

@@ -1519,6 +1519,10 @@ def _ids(m, limit, where, name, what):
 
 def power(a, p, where=None):
     p = _int(p)
+    if _number(p) and _is_tensor(p):
+        # An exponent on the tape is read as a plain number, as tapec reads
+        # it: no blame reaches it.
+        p = float(p.detach())
     if not _number(p) or _is_tensor(p):
         raise TapeError(where, f"Power's exponent is a number, not {_kind(p)}")
     if _is_tensor(a):
@@ -1652,13 +1656,24 @@ def _path(path):
     return path if os.path.isabs(path) else os.path.join(_base[0], path)
 
 
+def _io_reason(e):
+    """Why a file could not be read, in tapec's words."""
+    if isinstance(e, FileNotFoundError):
+        return "no such file"
+    if isinstance(e, PermissionError):
+        return "permission denied"
+    if isinstance(e, IsADirectoryError):
+        return "it is a folder, not a file"
+    return e.strerror.lower() if e.strerror else str(e)
+
+
 def read_text(path, where=None):
     try:
         # newline="": the text as it is in the file, \r\n and \r kept.
         with open(_path(path), encoding="utf-8", newline="") as f:
             return f.read()
     except OSError as e:
-        raise TapeError(where, f"cannot read `{path}`: {e.strerror.lower() if e.strerror else e}")
+        raise TapeError(where, f"cannot read `{path}`: {_io_reason(e)}")
     except UnicodeDecodeError:
         raise TapeError(where, f"cannot read `{path}`: it is not UTF-8 text")
 
