@@ -190,6 +190,16 @@ pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
         }
         Err(errors) => {
             report(&sources, &errors, opts.color, err);
+            let count = |n: usize, what: &str| match n {
+                1 => format!("1 {what}"),
+                n => format!("{n} {what}s"),
+            };
+            let warnings = errors.iter().filter(|d| d.warning).count();
+            let mut summary = count(errors.len() - warnings, "error");
+            if warnings > 0 {
+                summary.push_str(&format!(", {}", count(warnings, "warning")));
+            }
+            let _ = writeln!(err, "{}: {summary}", opts.path.display());
             EXIT_ERROR
         }
     }
@@ -230,6 +240,18 @@ pub fn graph_file(
     if let Some(Err(message)) = picture.map(graph::format_of) {
         report_unplaced(message, opts.color, err);
         return EXIT_USAGE;
+    }
+    // Nor is a picture whose folder does not exist.
+    if let Some(path) = picture
+        && path
+            .parent()
+            .is_some_and(|f| !f.as_os_str().is_empty() && !f.is_dir())
+    {
+        let message = format!(
+            "cannot write `{}`: its folder does not exist",
+            path.display()
+        );
+        return report_unplaced(message, opts.color, err);
     }
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);

@@ -1022,7 +1022,7 @@ impl Repl {
                 };
                 let d = self
                     .sources
-                    .unplaced(format!("there is no variable `{rest}`"))
+                    .unplaced(format!("unknown variable `{rest}`"))
                     .with_hint(hint);
                 self.report(&d);
             }

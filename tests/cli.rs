@@ -90,6 +90,19 @@ fn check_of_a_good_file_says_so_in_one_line_and_shows_its_warnings() {
     );
 }
 
+/// `tapec check` of a file with errors ends, as of a good one, with a line
+/// that counts them.
+#[test]
+fn check_of_a_wrong_file_counts_its_errors() {
+    let (out, err, code) = tapec(&["check", "tests/errors/unknown_variable.tape"]);
+    assert_eq!((code, out.as_str()), (1, ""));
+    assert!(err.contains("Error: unknown variable `totl`"), "{err}");
+    assert!(
+        err.ends_with("tests/errors/unknown_variable.tape: 2 errors\n"),
+        "{err}"
+    );
+}
+
 /// Without a command and without a terminal (input from a pipe or a file)
 /// there is no prompt to start: the usage error names the command that
 /// reads entries from that input.
