@@ -888,6 +888,11 @@ pub fn index_of(name: &str) -> Option<usize> {
 pub const INF_HELP: &str = "A constant of the language: positive infinity. `-Inf` is negative \
                             infinity, and `Exp(-Inf)` is exactly 0.";
 
+/// What `Result` is, for `:help Result`.
+pub const RESULT_HELP: &str = "in a function, the variable that holds what it gives back: \
+                               assign it before the function ends (`Result := x * x;`). \
+                               A procedure gives back nothing and has no `Result`.";
+
 pub fn find(name: &str) -> Option<&'static Builtin> {
     index_of(name).map(|i| &BUILTINS[i])
 }

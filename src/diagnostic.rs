@@ -402,6 +402,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_near_miss_is_the_fewest_edits_away_and_one_letter_is_near_only_its_other_case() {
+        // Two letters swapped are one edit: `end`, not `Mean` (two edits).
+        assert_eq!(near_miss("edn", ["Mean", "end"]), Some("end"));
+        assert_eq!(near_miss("writeln", ["Write", "WriteLn"]), Some("WriteLn"));
+        assert_eq!(near_miss("totl", ["total", "x"]), Some("total"));
+        assert_eq!(near_miss("q", ["P", "k"]), None);
+        assert_eq!(near_miss("y", ["Y", "x"]), Some("Y"));
+    }
+
+    #[test]
     fn a_file_not_found_is_said_of_its_folder_only_when_that_is_missing() {
         let not_found = std::io::Error::from(std::io::ErrorKind::NotFound);
         let here = std::env::temp_dir().join("made-here.txt");

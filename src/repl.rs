@@ -850,6 +850,10 @@ impl Repl {
             self.say(&format!("Inf: Real\n  {}\n", crate::declarations::INF_HELP));
             return;
         }
+        if name == "Result" {
+            self.say(&format!("Result: {}\n", crate::declarations::RESULT_HELP));
+            return;
+        }
         if let Some(ty) = crate::syntax::tree::TypeName::from_name(name) {
             self.say(&format!("{name} (a type): {}\n", ty.help()));
             return;
