@@ -177,32 +177,26 @@ fn load_bytes(
 /// `tapec check`: every error that can be found without running.
 pub fn check_file(opts: &RunOptions, err: &mut dyn Write) -> i32 {
     let mut sources = SourceMap::default();
-    match load(opts, &mut sources) {
-        Ok(loaded) => {
-            report(&sources, &loaded.warnings, opts.color, err);
-            let warned = match loaded.warnings.len() {
-                0 => String::new(),
-                1 => ", 1 warning".to_string(),
-                n => format!(", {n} warnings"),
-            };
-            let _ = writeln!(err, "{}: no errors{warned}", opts.path.display());
-            EXIT_OK
-        }
-        Err(errors) => {
-            report(&sources, &errors, opts.color, err);
-            let count = |n: usize, what: &str| match n {
-                1 => format!("1 {what}"),
-                n => format!("{n} {what}s"),
-            };
-            let warnings = errors.iter().filter(|d| d.warning).count();
-            let mut summary = count(errors.len() - warnings, "error");
-            if warnings > 0 {
-                summary.push_str(&format!(", {}", count(warnings, "warning")));
-            }
-            let _ = writeln!(err, "{}: {summary}", opts.path.display());
-            EXIT_ERROR
-        }
+    let (found, code) = match load(opts, &mut sources) {
+        Ok(loaded) => (loaded.warnings, EXIT_OK),
+        Err(errors) => (errors, EXIT_ERROR),
+    };
+    report(&sources, &found, opts.color, err);
+    let _ = writeln!(err, "{}: {}", opts.path.display(), check_summary(&found));
+    code
+}
+
+/// What `tapec check` found, counted: "no errors, 1 warning", "2 errors".
+fn check_summary(found: &[Diagnostic]) -> String {
+    let warnings = found.iter().filter(|d| d.warning).count();
+    let mut summary = match found.len() - warnings {
+        0 => "no errors".to_string(),
+        n => diagnostic::counted(n, "error"),
+    };
+    if warnings > 0 {
+        summary.push_str(&format!(", {}", diagnostic::counted(warnings, "warning")));
     }
+    summary
 }
 
 /// `tapec check` of a program given as bytes, as if it were the file

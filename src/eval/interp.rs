@@ -640,9 +640,10 @@ impl Interpreter {
             self.warnings.push(d);
         }
         // `Min`, `Max` and `Fill` give a value that moves with their
-        // inputs, but keep no link to them: the blame that should pass
-        // through stops there, silently (as it does in `CheckBlame`'s
-        // replay). Said once for each place, like every warning.
+        // inputs, but keep no link to them, and `Power` reads its exponent
+        // as a plain number: the blame that should pass through stops
+        // there, silently (as it does in `CheckBlame`'s replay). Said once
+        // for each place, like every warning.
         for &(name, at) in &self.unrecorded_uses {
             if name == "Power" && self.warned.insert(at) {
                 let d = Diagnostic::warning(

@@ -905,7 +905,7 @@ def str_to_int(text, where=None):
 
 
 def str_to_float(text, where=None):
-    x = _load_number(text)
+    x = _real_number(text)
     if x is None or math.isnan(x):
         raise TapeError(where, f"`{text}` is not a number")
     return x
@@ -1700,7 +1700,9 @@ def save(m, path, where=None):
         raise TapeError(where, f"cannot write `{path}`: {e.strerror.lower() if e.strerror else e}")
 
 
-def _load_number(token):
+def _real_number(token):
+    """A number as `StrToFloat` and `Load` read it (src/eval/files.rs,
+    `real_number`): digits with a sign, dot and exponent, or `inf`."""
     if token in ("inf", "-inf", "+inf"):
         return math.copysign(math.inf, -1.0 if token.startswith("-") else 1.0)
     if token and all(c in "0123456789+-.eE" for c in token):
@@ -1741,7 +1743,7 @@ def load(path, where=None):
         for n, (column, token) in enumerate(tokens):
             if width is not None and n == width:
                 refuse(i + 1, column, f"row {len(rows) + 1} has more numbers than the {width} of row 1")
-            x = _load_number(token)
+            x = _real_number(token)
             if x is None:
                 refuse(i + 1, column, f"`{token}` is not a number")
             row.append(x)
