@@ -44,7 +44,7 @@ impl Interpreter {
     fn eval_args(&mut self, args: &[Arg]) -> Flow<smallvec::SmallVec<[(Value, Span); 3]>> {
         let mut values = smallvec::SmallVec::new();
         for a in args {
-            values.push((self.eval(&a.value)?, a.value.span));
+            values.push((self.eval_int_first(&a.value)?, a.value.span));
         }
         Ok(values)
     }

@@ -952,9 +952,9 @@ impl Interpreter {
                 target.span.to(value.span),
             ));
         }
-        let i = self.eval(row)?;
-        let j = self.eval(col)?;
-        let x = self.eval(value)?;
+        let i = self.eval_int_first(row)?;
+        let j = self.eval_int_first(col)?;
+        let x = self.eval_int_first(value)?;
         let x = match x.as_number() {
             Some(x) => x,
             None => {
@@ -1099,8 +1099,8 @@ impl Interpreter {
             ExprKind::Matrix(rows) => self.eval_matrix(rows, e.span),
             ExprKind::Index { target, row, col } => {
                 let m = self.eval(target)?;
-                let i = self.eval(row)?;
-                let j = self.eval(col)?;
+                let i = self.eval_int_first(row)?;
+                let j = self.eval_int_first(col)?;
                 let Value::Matrix(mat, _) = &m else {
                     return fail(
                         Diagnostic::new(
@@ -1148,6 +1148,9 @@ impl Interpreter {
                 ),
             },
             ExprKind::Chain { first, rest } => {
+                if let Some(n) = self.plain_int(e) {
+                    return Ok(Value::int(n));
+                }
                 let mut acc = self.eval(first)?;
                 let mut acc_span = first.span;
                 for (op, op_span, operand) in rest {
@@ -1165,6 +1168,49 @@ impl Interpreter {
                 Ok(acc)
             }
             ExprKind::Error => fail(Diagnostic::new(e.span, "this expression did not parse")),
+        }
+    }
+
+    /// The value of an Integer expression made of literals, variables and
+    /// `+ - * div mod`, computed without a [`Value`] for each part, when no
+    /// tape is open; `None` for anything else, and for a result the general
+    /// path must report (an overflow, a division by zero, a name with no
+    /// value), which then evaluates the expression again. Reading a
+    /// variable with no tape open changes nothing, so nothing is done twice.
+    fn plain_int(&mut self, e: &Expr) -> Option<i64> {
+        if self.tape.open {
+            return None;
+        }
+        self.int_part(e)
+    }
+
+    /// [`Interpreter::eval`] by way of [`Interpreter::plain_int`]: for an
+    /// expression that is most often an Integer (an index, an argument).
+    #[inline(always)]
+    pub fn eval_int_first(&mut self, e: &Expr) -> Flow<Value> {
+        match self.plain_int(e) {
+            Some(n) => Ok(Value::int(n)),
+            None => self.eval(e),
+        }
+    }
+
+    fn int_part(&mut self, e: &Expr) -> Option<i64> {
+        match &e.kind {
+            ExprKind::Integer(n) => Some(*n),
+            ExprKind::Name(name) => {
+                match slot_in(&mut self.frames, &mut self.globals, &self.resolution, name)?.value {
+                    Some(Value::Int(n, _)) => Some(n),
+                    _ => None,
+                }
+            }
+            ExprKind::Chain { first, rest } => {
+                let mut acc = self.int_part(first)?;
+                for (op, _, operand) in rest {
+                    acc = int_arithmetic(*op, acc, self.int_part(operand)?)?;
+                }
+                Some(acc)
+            }
+            _ => None,
         }
     }
 
@@ -1288,14 +1334,8 @@ impl Interpreter {
                     {
                         self.note_unrecorded(op.symbol(), span);
                     }
-                    // The remainder always fits: the one case that overflows
-                    // a checked remainder (the smallest Integer mod -1) is 0.
-                    let v = if op == IntDiv {
-                        a.checked_div(*b)
-                    } else {
-                        Some(a.wrapping_rem(*b))
-                    };
-                    v.map(Value::int)
+                    int_arithmetic(op, *a, *b)
+                        .map(Value::int)
                         .ok_or_else(|| overflow(span, &format!("{a} {} {b}", op.symbol())).into())
                 }
                 _ => fail(
@@ -1305,10 +1345,10 @@ impl Interpreter {
             },
             Add | Sub | Mul | Divide => {
                 if let (Value::Int(a, _), Value::Int(b, _)) = (&l, &r) {
-                    let (v, recorded) = match op {
-                        Add => (a.checked_add(*b), Elementwise::Add),
-                        Sub => (a.checked_sub(*b), Elementwise::Sub),
-                        Mul => (a.checked_mul(*b), Elementwise::Mul),
+                    let recorded = match op {
+                        Add => Elementwise::Add,
+                        Sub => Elementwise::Sub,
+                        Mul => Elementwise::Mul,
                         _ => {
                             return self.apply(
                                 Op::Elementwise(Elementwise::Div),
@@ -1317,7 +1357,7 @@ impl Interpreter {
                             );
                         }
                     };
-                    let Some(v) = v else {
+                    let Some(v) = int_arithmetic(op, *a, *b) else {
                         return fail(overflow(span, &format!("{a} {} {b}", op.symbol())));
                     };
                     return Ok(self.exact(
@@ -1848,8 +1888,18 @@ fn check_caller_declared(
     check_declared(declared, v, param)
 }
 
+/// `v` as the value of `target`, declared of type `declared`: refused if
+/// it is not of that type, an Integer widened to a declared Real. Inlined,
+/// so that an undeclared variable's value is not copied out and back.
+#[inline(always)]
 fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<Value> {
-    let Some(ty) = declared else { return Ok(v) };
+    match declared {
+        None => Ok(v),
+        Some(ty) => of_declared_type(ty, v, target),
+    }
+}
+
+fn of_declared_type(ty: TypeName, v: Value, target: &Name) -> Flow<Value> {
     if !v.fits(ty) {
         return fail(
             Diagnostic::new(
@@ -1868,6 +1918,21 @@ fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<V
         (TypeName::Real, Value::Int(n, tag)) => Value::Real(n as f64, tag),
         (_, v) => v,
     })
+}
+
+/// `a op b` for two Integers, where `op` is `+`, `-`, `*`, `div` or `mod`;
+/// `None` where it overflows, or divides by zero, or `op` is another.
+/// The remainder always fits: the one case that overflows a checked
+/// remainder (the smallest Integer mod -1) is 0.
+fn int_arithmetic(op: BinaryOp, a: i64, b: i64) -> Option<i64> {
+    match op {
+        BinaryOp::Add => a.checked_add(b),
+        BinaryOp::Sub => a.checked_sub(b),
+        BinaryOp::Mul => a.checked_mul(b),
+        BinaryOp::IntDiv => a.checked_div(b),
+        BinaryOp::Mod if b != 0 => Some(a.wrapping_rem(b)),
+        _ => None,
+    }
 }
 
 fn overflow(span: Span, what: &str) -> Diagnostic {
