@@ -21,7 +21,7 @@ use crate::eval::value::Value;
 use crate::eval::{Interpreter, Stop};
 use crate::syntax::lexer::{Token, lex};
 use crate::syntax::parser::{at_prompt, parse};
-use crate::syntax::tree::{ExprKind, Program, StmtKind};
+use crate::syntax::tree::{Arg, Expr, ExprKind, Name, Program, Stmt, StmtKind};
 
 pub const PROMPT: &str = "tapec> ";
 pub const TAPE_PROMPT: &str = "tape> ";
@@ -928,7 +928,12 @@ impl Repl {
                 let records = &self.interp.tape.records;
                 let names: Vec<String> = records
                     .iter()
-                    .map(|r| crate::picture::shown_name(r, &self.sources).unwrap_or("-".into()))
+                    .map(|r| match crate::picture::shown_name(r, &self.sources) {
+                        Some(name) => name,
+                        // Named as pictures and `:walk` name it.
+                        None if r.op == crate::tape::Op::Leaf => "constant".into(),
+                        None => "-".into(),
+                    })
                     .collect();
                 let width = names
                     .iter()
@@ -1030,7 +1035,37 @@ impl Repl {
                     .with_hint(hint);
                 self.report(&d);
             }
-            "blame" if !rest.is_empty() => self.line(&format!("Blame({rest});")),
+            "blame" if !rest.is_empty() => {
+                // Runs `Blame(NAME);`, made here rather than parsed, against
+                // the command as its text: an error points into what was
+                // typed, not into a statement nobody wrote.
+                let typed = format!(":blame {rest}");
+                let id = self.add_entry(&typed);
+                let at = |from: usize| Span::new(id, from, typed.len());
+                let variable = Expr {
+                    kind: ExprKind::Name(Name::new(rest, at(7))),
+                    span: at(7),
+                };
+                let call = Expr {
+                    kind: ExprKind::Call {
+                        name: Name::new("Blame", Span::new(id, 1, 6)),
+                        args: vec![Arg {
+                            value: variable,
+                            width: None,
+                            decimals: None,
+                        }],
+                    },
+                    span: at(0),
+                };
+                let program = Program {
+                    name: None,
+                    body: vec![Stmt {
+                        kind: StmtKind::Expr(call),
+                        span: at(0),
+                    }],
+                };
+                self.run_entry(&program);
+            }
             "load" if !rest.is_empty() => {
                 let path = PathBuf::from(rest);
                 match std::fs::read(&path) {

@@ -867,10 +867,15 @@ impl Interpreter {
         if self.tape.open {
             if matches!(v, Value::Int(..) | Value::Real(..) | Value::Matrix(..)) {
                 let node = self.node_of(&v, span);
-                let record = &mut self.tape.records[node as usize];
-                if record.name.is_none() {
+                // A function's result takes the name of the variable it is
+                // assigned to, as an operation's does; unassigned, it keeps
+                // the name of its call.
+                let record = &self.tape.records[node as usize];
+                if record.name.is_none() || record.call.is_some() {
                     let shown = self.shown_name(target);
-                    self.tape.records[node as usize].name = Some(shown);
+                    let record = &mut self.tape.records[node as usize];
+                    record.name = Some(shown);
+                    record.call = None;
                 }
                 v = retag(v, Some(self.tape.node(node)));
             }
