@@ -210,26 +210,64 @@ fn common_mistake(
     }
     // The file ended inside a block: point at the block that is open.
     if found.is_none() && expects(Token::End) {
-        let mut open: Vec<&(Token, Span)> = Vec::new();
-        for token in tokens {
+        let mut open: Vec<usize> = Vec::new();
+        for (at, token) in tokens.iter().enumerate() {
             match token.0 {
-                Token::Begin | Token::Tape | Token::Repeat => open.push(token),
+                Token::Begin | Token::Tape | Token::Repeat => open.push(at),
                 Token::End | Token::Until => {
                     open.pop();
                 }
                 _ => {}
             }
         }
-        if let Some((keyword, span)) = open.last() {
+        if let Some(&at) = open.last() {
+            let (keyword, span) = &tokens[at];
             let closer = if *keyword == Token::Repeat {
                 "`until`"
             } else {
                 "`end`"
             };
-            return d.with_label(*span, format!("this {keyword} has no {closer}"));
+            let d = d.with_label(*span, format!("this {keyword} has no {closer}"));
+            // `edn;` in the block parses as a call: name it as the slip.
+            let routines = routine_names(tokens);
+            let slip = tokens[at..].windows(3).find_map(|w| match w {
+                [
+                    (Token::Semi | Token::Begin | Token::Tape, _),
+                    (Token::Ident(word), word_span),
+                    (Token::Semi, _),
+                ] if *keyword != Token::Repeat
+                    && crate::diagnostic::near_miss(word, ["end"]).is_some()
+                    && !routines.contains(word.as_str()) =>
+                {
+                    Some((word, *word_span))
+                }
+                _ => None,
+            });
+            let Some((word, word_span)) = slip else {
+                return d;
+            };
+            let mut d = d.with_label(word_span, format!("a call of `{word}`, not `end`"));
+            d.hints = vec![format!(
+                "did you mean `end`? `{word};` reads as a call of a procedure"
+            )];
+            return d;
         }
     }
     d
+}
+
+/// The names of the routines `tokens` declare.
+fn routine_names(tokens: &[(Token, Span)]) -> std::collections::HashSet<&str> {
+    tokens
+        .windows(2)
+        .filter_map(|w| match w {
+            [
+                (Token::Procedure | Token::Function, _),
+                (Token::Ident(name), _),
+            ] => Some(name.as_str()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// A parse error of the parser's own, with the words for its label after
