@@ -1192,7 +1192,7 @@ impl Interpreter {
     /// [`Interpreter::eval`] by way of [`Interpreter::plain_int`]: for an
     /// expression that is most often an Integer (an index, an argument).
     #[inline(always)]
-    pub fn eval_int_first(&mut self, e: &Expr) -> Flow<Value> {
+    pub(super) fn eval_int_first(&mut self, e: &Expr) -> Flow<Value> {
         match self.plain_int(e) {
             Some(n) => Ok(Value::int(n)),
             None => self.eval(e),

@@ -228,6 +228,9 @@ fn common_mistake(
                 "`end`"
             };
             let d = d.with_label(*span, format!("this {keyword} has no {closer}"));
+            if *keyword == Token::Repeat {
+                return d;
+            }
             // `edn;` in the block parses as a call: name it as the slip.
             let routines = routine_names(tokens);
             let slip = tokens[at..].windows(3).find_map(|w| match w {
@@ -235,8 +238,7 @@ fn common_mistake(
                     (Token::Semi | Token::Begin | Token::Tape, _),
                     (Token::Ident(word), word_span),
                     (Token::Semi, _),
-                ] if *keyword != Token::Repeat
-                    && crate::diagnostic::near_miss(word, ["end"]).is_some()
+                ] if crate::diagnostic::near_miss(word, ["end"]).is_some()
                     && !routines.contains(word.as_str()) =>
                 {
                     Some((word, *word_span))
