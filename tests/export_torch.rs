@@ -12,18 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Programs whose scripts do not print what tapec prints yet, and why.
-const NOT_YET: &[(&str, &str)] = &[
-    (
-        "plot.tape",
-        "Plot with no path draws braille on stdout in tapec, matplotlib in the script",
-    ),
-    (
-        "warning_max_of_a_tape_value.tape",
-        "CheckBlame in the script replays the tape block's code, Max included, so it sees \
-         the blame Max loses (3.0); tapec replays the recorded operations only, holding \
-         unrecorded values, as the language says, and gives 0",
-    ),
-];
+const NOT_YET: &[(&str, &str)] = &[(
+    "plot.tape",
+    "Plot with no path draws braille on stdout in tapec, matplotlib in the script",
+)];
 
 /// A Python that imports torch, if there is one.
 fn python_with_torch() -> Option<PathBuf> {

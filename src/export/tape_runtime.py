@@ -841,32 +841,32 @@ def round_(x, where=None):
     """`Round`: to the nearest whole number, halves away from zero."""
     x = _value(x)
     if type(x) is int:
-        return x
+        return _held(x)
     r = math.trunc(x) if math.isfinite(x) else x
     if math.isfinite(x) and abs(x - r) >= 0.5:
         r += 1 if x > 0 else -1
-    return _whole(float(r), where, "Round")
+    return _held(_whole(float(r), where, "Round"))
 
 
 def trunc(x, where=None):
     x = _value(x)
     if type(x) is int:
-        return x
-    return _whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc")
+        return _held(x)
+    return _held(_whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc"))
 
 
 def min_(a, b, where=None):
     a, b = _value(a), _value(b)
     if type(a) is int and type(b) is int:
-        return min(a, b)
-    return float(b) if float(b) < float(a) else float(a)
+        return _held(min(a, b))
+    return _held(float(b) if float(b) < float(a) else float(a))
 
 
 def max_(a, b, where=None):
     a, b = _value(a), _value(b)
     if type(a) is int and type(b) is int:
-        return max(a, b)
-    return float(b) if float(b) > float(a) else float(a)
+        return _held(max(a, b))
+    return _held(float(b) if float(b) > float(a) else float(a))
 
 
 def length(s, where=None):
@@ -959,6 +959,9 @@ class _Tape:
         # The values the block assigned, in order, with where; and the leaves.
         self.kept = []
         self.leaves = []
+        # What the block's unrecorded builtins gave, in call order (`_held`).
+        self.held = []
+        self.held_at = 0
 
 
 _tape = [None]
@@ -977,6 +980,25 @@ def tape_open():
     _tape[0] = _Tape(_tapes[0])
     _tape[0].rng_state = _rng.state  # a replay draws what the tape drew
     torch.set_grad_enabled(True)
+
+
+def _held(value):
+    """An unrecorded builtin's result (`Min`, `Max`, `Round`, `Trunc`,
+    `Fill`, `Sample`, `Argmax`): inside a tape, kept in call order; while
+    `CheckBlame` replays the block, the kept one is given back in place of
+    what the nudged values give. tapec replays the recorded operations,
+    where such a result is a constant; the script replays the block's code,
+    so it holds the same values itself."""
+    tape = _tape[0]
+    if tape is None:
+        return value
+    if _replaying[0] is not None:
+        at = tape.held_at
+        tape.held_at += 1
+        return tape.held[at] if at < len(tape.held) else value
+    if tape.open:
+        tape.held.append(value)
+    return value
 
 
 def _mark(t):
@@ -1471,7 +1493,7 @@ def ones(r, c, where=None):
 
 def fill(r, c, x, where=None):
     r, c = _size(r, c, where)
-    return _torch().full((r, c), float(x), **_made_as())
+    return _held(_torch().full((r, c), float(_value(x)), **_made_as()))
 
 
 def eye(n, where=None):
@@ -1616,7 +1638,7 @@ def sample(p, where=None):
         total += w
     if not (total > 0 and math.isfinite(total)):
         raise TapeError(where, "Sample's weights must have a positive, finite sum")
-    return _rng.pick(weights, total)
+    return _held(_rng.pick(weights, total))
 
 
 def argmax(a, where=None):
@@ -1625,7 +1647,7 @@ def argmax(a, where=None):
     for k, x in enumerate(values):
         if x > values[best]:
             best = k
-    return best + 1
+    return _held(best + 1)
 
 
 def vocab(text, where=None):
@@ -1828,6 +1850,7 @@ def _replay(tape, name, value):
         scope[name] = value
     _replaying[0] = (name, value)
     _replay_result[0] = None
+    tape.held_at = 0
     _rng.state = tape.rng_state
     _options["dtype"] = "float64"
     try:
