@@ -1801,9 +1801,138 @@ def progress(step, steps, where=None):
         _bar[0] = None
 
 
+def _f32(x):
+    """`x` rounded to single precision, as Rust's `as f32` (too large: an
+    infinity)."""
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except OverflowError:
+        return math.copysign(math.inf, x)
+
+
+def _round_half_away(x):
+    """Rust's `round`: to the nearest whole number, halves away from zero."""
+    r = math.floor(abs(x))
+    if abs(x) - r >= 0.5:
+        r += 1
+    return math.copysign(r, x)
+
+
+def _scaled(x, domain, span):
+    """`x` from `domain` onto 0..`span`, clamped, in single precision (as
+    the braille chart's scale computes it)."""
+    start, end = domain
+    num, den = _f32(x - start), _f32(end - start)
+    if den == 0.0:
+        p = math.nan if num == 0.0 or num != num else math.copysign(math.inf, num)
+    else:
+        p = _f32(num / den)
+    r = _f32(p * span)
+    return min(0.0 if r != r else max(r, 0.0), span)
+
+
+def _tick(v):
+    """A value on the braille chart's y axis, as tapec labels it: three
+    significant digits where one decimal would hide them."""
+    size = abs(v)
+    if size == 0.0 or 1.0 <= size < 1e6:
+        return "%.1f" % v
+    if 1e-3 <= size < 1.0:
+        return "%.*f" % (int(2.0 - math.floor(_f32(math.log10(size)))), v)
+    mantissa, exponent = ("%.2e" % v).split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _braille(rows, title):
+    """The chart tapec draws in braille characters for a `Plot` with no
+    path: 120 by 40 dots, each row of the matrix a line against its column
+    number, in single precision (as tapec's chart, textplots on drawille,
+    draws it), with the lines below that tapec prints."""
+    width, height = 120, 40
+    columns = len(rows[0])
+    left, right = (0.5, 1.5) if columns == 1 else (1.0, _f32(columns))
+    points = [[(_f32(k + 1.0), _f32(v)) for k, v in enumerate(row) if math.isfinite(_f32(v))]
+              for row in rows]
+    finite = [v for row in points for _, v in row]
+    lo, hi = (min(finite), max(finite)) if finite else (math.inf, -math.inf)
+    if lo == hi:
+        pad = max(_f32(abs(lo) * _f32(0.05)), 0.5)
+        bottom = max(_f32(lo - pad), -3.4028234663852886e38)
+        top = min(_f32(hi + pad), 3.4028234663852886e38)
+    else:
+        # The range of what is drawn; a row with nothing to draw counts as 0.
+        bottom, top = math.inf, -math.inf
+        for row in points:
+            ys = [v for _, v in row]
+            bottom = min(bottom, min(ys) if ys else 0.0)
+            top = max(top, max(ys) if ys else 0.0)
+    dots = {}
+
+    def dot(x, y):
+        cell = (x // 2, y // 4)
+        dots[cell] = dots.get(cell, 0) | (0x01, 0x08, 0x02, 0x10, 0x04, 0x20, 0x40, 0x80)[y % 4 * 2 + x % 2]
+
+    def line(x1, y1, x2, y2):
+        xdiff, ydiff = abs(x1 - x2), abs(y1 - y2)
+        xdir, ydir = (1 if x1 <= x2 else -1), (1 if y1 <= y2 else -1)
+        r = max(xdiff, ydiff)
+        for i in range(r + 1):
+            dot(x1 + (i * xdiff // r * xdir if xdiff else 0), y1 + (i * ydiff // r * ydir if ydiff else 0))
+
+    if bottom <= 0.0 <= top:
+        # The x axis, dotted, where the value is 0.
+        j = int(_scaled(0.0, (bottom, top), float(height)))
+        for i in range(0, width + 1, 3):
+            dot(i, height - j)
+    for row in points:
+        placed = []
+        for x, y in row:
+            i = int(_round_half_away(_scaled(x, (left, right), float(width))))
+            j = int(_round_half_away(_scaled(y, (bottom, top), float(height))))
+            if i <= width and j <= height:
+                placed.append((i, height - j))
+        if len(row) == 1:
+            for x, y in placed:
+                dot(x, y)
+        else:
+            for (x1, y1), (x2, y2) in zip(placed, placed[1:]):
+                line(x1, y1, x2, y2)
+    text = title + "\n" if title else ""
+    if lo <= hi:
+        last_x = max([width // 2] + [x for x, _ in dots])
+        last_y = max([height // 4] + [y for _, y in dots])
+        lines = ["".join(chr(0x2800 + dots.get((x, y), 0)) for x in range(last_x + 1))
+                 for y in range(last_y + 1)]
+        lines[0] += " " + _tick(top)
+        lines[-1] += " " + _tick(bottom)
+        chart = "\n".join(lines)
+        if columns > 1:
+            first, last = "%.1f" % left, "%.1f" % right
+            chart += "\n" + first.ljust(width // 2 - len(last)) + last
+        text += chart + "\n"
+    text += f"x: column 1\n" if columns == 1 else f"x: column 1 to {columns}\n"
+    values = [v for row in rows for v in row]
+    infinite = sum(1 for v in values if math.isinf(v))
+    if infinite:
+        text += f"({infinite} infinite value{'' if infinite == 1 else 's'} left out)\n"
+    too_large = sum(1 for v in values if math.isfinite(v) and not math.isfinite(_f32(v)))
+    if too_large:
+        text += (f"({too_large} value{'' if too_large == 1 else 's'} too large to draw here "
+                 "left out; Plot(m, 'chart.svg') draws it to scale)\n")
+    too_small = sum(1 for v in values if v != 0.0 and abs(_f32(v)) < 1.1754943508222875e-38)
+    if too_small:
+        text += (f"({too_small} value{'' if too_small == 1 else 's'} too small to draw here "
+                 "drawn as 0; Plot(m, 'chart.svg') draws it to scale)\n")
+    return text
+
+
 def plot(m, path="", title="", where=None):
-    """`Plot`: each row of `m` as a line, drawn by matplotlib when it is
-    installed (to `path` as SVG, or on screen); a clear message when not."""
+    """`Plot`: each row of `m` as a line. With no path, the chart tapec
+    draws in braille characters, printed; with one, an SVG drawn by
+    matplotlib when it is installed (a clear message when not)."""
+    if not path:
+        write(_braille(_rows(_matrix_arg(m, where, "Plot")), title))
+        return
     if path:
         if not path.lower().endswith(".svg"):
             raise TapeError(where, f"Plot draws SVG, but `{path}` names another kind of file")
