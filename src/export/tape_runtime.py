@@ -1910,7 +1910,7 @@ def _braille(rows, title):
             first, last = "%.1f" % left, "%.1f" % right
             chart += "\n" + first.ljust(width // 2 - len(last)) + last
         text += chart + "\n"
-    text += f"x: column 1\n" if columns == 1 else f"x: column 1 to {columns}\n"
+    text += "x: column 1\n" if columns == 1 else f"x: column 1 to {columns}\n"
     values = [v for row in rows for v in row]
     infinite = sum(1 for v in values if math.isinf(v))
     if infinite:
@@ -1933,16 +1933,14 @@ def plot(m, path="", title="", where=None):
     if not path:
         write(_braille(_rows(_matrix_arg(m, where, "Plot")), title))
         return
-    if path:
-        if not path.lower().endswith(".svg"):
-            raise TapeError(where, f"Plot draws SVG, but `{path}` names another kind of file")
-        folder = os.path.dirname(_path(path))
-        if not os.path.isdir(folder):
-            raise TapeError(where, f"cannot write `{path}`: its folder does not exist")
+    if not path.lower().endswith(".svg"):
+        raise TapeError(where, f"Plot draws SVG, but `{path}` names another kind of file")
+    folder = os.path.dirname(_path(path))
+    if not os.path.isdir(folder):
+        raise TapeError(where, f"cannot write `{path}`: its folder does not exist")
     try:
         import matplotlib
-        if path:
-            matplotlib.use("svg")
+        matplotlib.use("svg")
         import matplotlib.pyplot as plt
     except ImportError:
         sys.stderr.write("Plot needs matplotlib, which is not installed (pip install matplotlib)\n")
@@ -1954,12 +1952,8 @@ def plot(m, path="", title="", where=None):
     axes.set_xlabel("column")
     if title:
         axes.set_title(title)
-    if path:
-        figure.savefig(_path(path), format="svg")
-        sys.stderr.write(f"Plot wrote {path}\n")
-    else:
-        plt.show()
-
+    figure.savefig(_path(path), format="svg")
+    sys.stderr.write(f"Plot wrote {path}\n")
 
 
 def _replay(tape, name, value):
