@@ -231,6 +231,11 @@ fn float32_scripts_print_tapecs_numbers_within_a_tolerance() {
             (p, args)
         })
         .collect();
+    // A value held for `CheckBlame`'s replay is made float64 there too.
+    runs.push((
+        PathBuf::from("tests/run/check_blame_holds_unrecorded.tape"),
+        Vec::new(),
+    ));
     for (args, _) in SIZES {
         runs.push((
             PathBuf::from("bench/gpt.tape"),

@@ -570,7 +570,12 @@ impl Exporter<'_> {
                         "a `tape` block inside a routine in a program that calls `CheckBlame`",
                     ));
                 }
-                self.emit(depth, "rt.tape_open()", span);
+                let open = if self.replays {
+                    "rt.tape_open(replays=True)"
+                } else {
+                    "rt.tape_open()"
+                };
+                self.emit(depth, open, span);
                 let mut leaves = Vec::new();
                 let mut set = Vec::new();
                 first_reads(body, &mut Reach::new(&self.routines), &mut set, &mut leaves);

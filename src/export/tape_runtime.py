@@ -959,9 +959,12 @@ class _Tape:
         # The values the block assigned, in order, with where; and the leaves.
         self.kept = []
         self.leaves = []
-        # What the block's unrecorded builtins gave, in call order (`_held`).
-        self.held = []
-        self.held_at = 0
+        # Whether `CheckBlame` may replay the block; if so, what its
+        # unrecorded builtins gave, by call site, in order (`_held`), and
+        # how often each site has run in the replay under way.
+        self.replays = False
+        self.held = {}
+        self.seen = {}
 
 
 _tape = [None]
@@ -971,34 +974,45 @@ _replaying = [None]
 _replay_result = [None]
 
 
-def tape_open():
-    """`tape`: a fresh tape; recording is on until `tape_close`."""
+def tape_open(replays=False):
+    """`tape`: a fresh tape; recording is on until `tape_close`. `replays`:
+    the program calls `CheckBlame`, which may replay the block."""
     import torch
     if _tape[0] is not None and _tape[0].open:
         raise TapeError(None, "a tape cannot start inside another tape")
     _tapes[0] += 1
     _tape[0] = _Tape(_tapes[0])
+    _tape[0].replays = replays
     _tape[0].rng_state = _rng.state  # a replay draws what the tape drew
     torch.set_grad_enabled(True)
 
 
 def _held(value):
     """An unrecorded builtin's result (`Min`, `Max`, `Round`, `Trunc`,
-    `Fill`, `Sample`, `Argmax`): inside a tape, kept in call order; while
-    `CheckBlame` replays the block, the kept one is given back in place of
-    what the nudged values give. tapec replays the recorded operations,
-    where such a result is a constant; the script replays the block's code,
-    so it holds the same values itself."""
+    `Fill`, `Sample`, `Argmax`), called from the program: inside a tape
+    that `CheckBlame` may replay, kept under its call site (the caller's
+    code and instruction) in the order the site ran; while `CheckBlame`
+    replays the block, the same site's same turn gets the kept one back
+    (in float64, as the replay runs) in place of what the nudged values
+    give. tapec replays the recorded operations, where such a result is a
+    constant; the script replays the block's code, so it holds the values
+    itself. A site the replay reaches more often than the block did (a
+    comparison went the other way) works its value out again."""
     tape = _tape[0]
-    if tape is None:
+    if tape is None or not tape.replays or not (tape.open or _replaying[0] is not None):
         return value
-    if _replaying[0] is not None:
-        at = tape.held_at
-        tape.held_at += 1
-        return tape.held[at] if at < len(tape.held) else value
-    if tape.open:
-        tape.held.append(value)
-    return value
+    caller = sys._getframe(2)
+    site = (caller.f_code, caller.f_lasti)
+    if _replaying[0] is None:
+        tape.held.setdefault(site, []).append(value)
+        return value
+    turn = tape.seen.get(site, 0)
+    tape.seen[site] = turn + 1
+    kept = tape.held.get(site, ())
+    if turn >= len(kept):
+        return value
+    kept = kept[turn]
+    return kept.double() if _is_tensor(kept) and kept.is_floating_point() else kept
 
 
 def _mark(t):
@@ -1851,7 +1865,7 @@ def _braille(rows, title):
     width, height = 120, 40
     columns = len(rows[0])
     left, right = (0.5, 1.5) if columns == 1 else (1.0, _f32(columns))
-    points = [[(_f32(k + 1.0), _f32(v)) for k, v in enumerate(row) if math.isfinite(_f32(v))]
+    points = [[(_f32(_f32(k) + 1.0), _f32(v)) for k, v in enumerate(row) if math.isfinite(_f32(v))]
               for row in rows]
     finite = [v for row in points for _, v in row]
     lo, hi = (min(finite), max(finite)) if finite else (math.inf, -math.inf)
@@ -1864,8 +1878,11 @@ def _braille(rows, title):
         bottom, top = math.inf, -math.inf
         for row in points:
             ys = [v for _, v in row]
+            # The first of equal least values and the last of equal
+            # greatest ones, as textplots takes them (0 and -0 differ in
+            # the label).
             bottom = min(bottom, min(ys) if ys else 0.0)
-            top = max(top, max(ys) if ys else 0.0)
+            top = max(top, max(reversed(ys)) if ys else 0.0)
     dots = {}
 
     def dot(x, y):
@@ -1973,7 +1990,7 @@ def _replay(tape, name, value):
         scope[name] = value
     _replaying[0] = (name, value)
     _replay_result[0] = None
-    tape.held_at = 0
+    tape.seen.clear()
     _rng.state = tape.rng_state
     _options["dtype"] = "float64"
     try:
