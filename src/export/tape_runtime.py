@@ -837,15 +837,21 @@ def _whole(x, where, name):
     return int(x)
 
 
+def _round_half_away(x):
+    """A finite `x` to the nearest whole number, halves away from zero (as
+    `Round`, and Rust's `round`), as a float."""
+    r = float(math.trunc(x))
+    if abs(x - r) >= 0.5:
+        r += math.copysign(1.0, x)
+    return r
+
+
 def round_(x, where=None):
     """`Round`: to the nearest whole number, halves away from zero."""
     x = _value(x)
     if type(x) is int:
         return _held(x)
-    r = math.trunc(x) if math.isfinite(x) else x
-    if math.isfinite(x) and abs(x - r) >= 0.5:
-        r += 1 if x > 0 else -1
-    return _held(_whole(float(r), where, "Round"))
+    return _held(_whole(_round_half_away(x) if math.isfinite(x) else x, where, "Round"))
 
 
 def trunc(x, where=None):
@@ -1822,14 +1828,6 @@ def _f32(x):
         return struct.unpack("f", struct.pack("f", x))[0]
     except OverflowError:
         return math.copysign(math.inf, x)
-
-
-def _round_half_away(x):
-    """Rust's `round`: to the nearest whole number, halves away from zero."""
-    r = math.floor(abs(x))
-    if abs(x) - r >= 0.5:
-        r += 1
-    return math.copysign(r, x)
 
 
 def _scaled(x, domain, span):
