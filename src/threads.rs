@@ -132,13 +132,24 @@ fn spin(caller: Option<usize>) {
         SPINNING.store(false, Ordering::Release);
         return;
     }
+    let mut last = now();
     loop {
+        let mut worked = false;
         for _ in 0..64 {
-            if rayon::yield_now() != Some(rayon::Yield::Executed) {
+            if rayon::yield_now() == Some(rayon::Yield::Executed) {
+                worked = true;
+            } else {
                 std::hint::spin_loop();
             }
         }
-        if now() > AWAKE_UNTIL.load(Ordering::Relaxed) {
+        // A gap with no part run in it is time the kernel gave this core
+        // to another thread: a part handed over then would have waited.
+        let at = now();
+        if !worked && at - last > LATE_BY.as_nanos() as u64 {
+            late(at);
+        }
+        last = at;
+        if at > AWAKE_UNTIL.load(Ordering::Relaxed) {
             SPINNING.store(false, Ordering::Release);
             // A `keep_awake` between the check and the store saw a helper
             // spinning and started none: go on unless another has started.
@@ -155,6 +166,139 @@ pub fn in_pool() -> usize {
     rayon::current_thread_index().map_or(1, |_| rayon::current_num_threads())
 }
 
+/// The threads work may be split over now: [`in_pool`], or 1 while
+/// handoffs are paused because a helper kept the caller waiting ([`Handoff`]).
+pub fn usable() -> usize {
+    let n = in_pool();
+    if n < 2 {
+        return 1;
+    }
+    let until = PAUSED_UNTIL.load(Ordering::Relaxed);
+    if until != 0 {
+        if now() < until {
+            return 1;
+        }
+        PAUSED_UNTIL.store(0, Ordering::Relaxed);
+    }
+    n
+}
+
+/// How much longer than the caller's own share a helper may keep it
+/// waiting before the handoff counts as late. A helper that was asleep
+/// takes 35–40 µs to wake; one whose core another program holds comes
+/// back after the kernel's time slice, milliseconds later.
+const LATE_BY: Duration = Duration::from_micros(200);
+/// Two late handoffs this close together pause handoffs for
+/// [`FIRST_PAUSE`]: a helper's core is taken now and then for a moment
+/// even on an idle machine (a few times a second, measured), and a single
+/// late handoff says nothing of the next.
+const CLUSTER: Duration = Duration::from_millis(50);
+/// The first pause; a late handoff within [`CLUSTER`] of a pause's end
+/// doubles it, up to [`LONGEST_PAUSE`].
+const FIRST_PAUSE: Duration = Duration::from_millis(20);
+const LONGEST_PAUSE: Duration = Duration::from_secs(1);
+
+/// Handoffs paused until this time (ns from [`epoch`]); 0 when not paused.
+static PAUSED_UNTIL: AtomicU64 = AtomicU64::new(0);
+/// The last pause's length in ns, 0 after a late handoff that paused none.
+static PAUSE: AtomicU64 = AtomicU64::new(0);
+/// When the last late handoff ended, in ns from [`epoch`].
+static LAST_LATE: AtomicU64 = AtomicU64::new(0);
+
+/// One handoff of parts to the pool: it notes when the calling thread
+/// finished its own parts and whether another thread ran any, and at the
+/// end ([`Handoff::end`]) pauses handoffs if the caller then waited longer
+/// than its own parts took (plus [`LATE_BY`]).
+///
+/// A helper is late when the core it runs on is busy with another program
+/// (or the machine's host gives that core to someone else): the caller,
+/// done with its share, waits a whole time slice for the helper's. Every
+/// split product or pass then costs milliseconds, and a training step
+/// takes twice as long as on one thread. Paused, the caller does all the
+/// work itself, which costs no more than one thread; the pause grows
+/// while handoffs keep coming late, so that trying again costs little.
+pub struct Handoff {
+    caller: Option<usize>,
+    start: u64,
+    own_done: AtomicU64,
+    elsewhere: AtomicBool,
+}
+
+impl Handoff {
+    pub fn start() -> Handoff {
+        Handoff {
+            caller: rayon::current_thread_index(),
+            start: now(),
+            own_done: AtomicU64::new(0),
+            elsewhere: AtomicBool::new(false),
+        }
+    }
+
+    /// Runs a part on whichever thread calls this.
+    pub fn part<R>(&self, f: impl FnOnce() -> R) -> R {
+        let r = f();
+        if rayon::current_thread_index() == self.caller {
+            self.own_done.fetch_max(now(), Ordering::Relaxed);
+        } else {
+            self.elsewhere.store(true, Ordering::Relaxed);
+        }
+        r
+    }
+
+    /// Called by the caller once every part is done.
+    pub fn end(self) {
+        if !self.elsewhere.load(Ordering::Relaxed) {
+            return;
+        }
+        let end = now();
+        let own_done = self.own_done.load(Ordering::Relaxed).max(self.start);
+        let (own, waited) = (own_done - self.start, end.saturating_sub(own_done));
+        if waited > own + LATE_BY.as_nanos() as u64 {
+            late(end);
+        }
+    }
+}
+
+/// Notes a late handoff (or a helper kept from its core) at `at`, and
+/// pauses handoffs if it came soon after the last.
+fn late(at: u64) {
+    let last = LAST_LATE.swap(at, Ordering::Relaxed);
+    let since = (last != 0).then(|| at.saturating_sub(last));
+    let pause = next_pause(since, PAUSE.load(Ordering::Relaxed));
+    PAUSE.store(pause, Ordering::Relaxed);
+    if pause > 0 {
+        PAUSED_UNTIL.store(at + pause, Ordering::Relaxed);
+    }
+}
+
+/// The pause (ns, 0 for none) after a late handoff `since` ns after the
+/// last one (`None`: the first), when the last pause was `pause` ns: none
+/// for a late handoff alone, [`FIRST_PAUSE`] for one within [`CLUSTER`] of
+/// the last, and twice the last pause, up to [`LONGEST_PAUSE`], for one
+/// within [`CLUSTER`] of the end of that pause.
+fn next_pause(since: Option<u64>, pause: u64) -> u64 {
+    let soon = (CLUSTER.as_nanos() as u64).saturating_add(pause);
+    match since {
+        Some(since) if since <= soon => (pause * 2).clamp(
+            FIRST_PAUSE.as_nanos() as u64,
+            LONGEST_PAUSE.as_nanos() as u64,
+        ),
+        _ => 0,
+    }
+}
+
+/// `rayon::join` of `a` (on the caller) and `b` (offered to the pool),
+/// noted as a [`Handoff`].
+pub fn join<RA: Send, RB: Send>(
+    a: impl FnOnce() -> RA + Send,
+    b: impl FnOnce() -> RB + Send,
+) -> (RA, RB) {
+    let handoff = Handoff::start();
+    let both = rayon::join(|| handoff.part(a), || handoff.part(b));
+    handoff.end();
+    both
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,6 +310,67 @@ mod tests {
         assert_eq!(parse("0"), None);
         assert_eq!(parse("-1"), None);
         assert_eq!(parse("two"), None);
+    }
+
+    /// A late handoff alone pauses nothing; two close together pause
+    /// handoffs, and each late one just after a pause doubles the pause,
+    /// up to its longest.
+    #[test]
+    fn late_handoffs_close_together_pause_handoffs() {
+        let ms = |n: u64| n * 1_000_000;
+        let (first, longest) = (
+            FIRST_PAUSE.as_nanos() as u64,
+            LONGEST_PAUSE.as_nanos() as u64,
+        );
+        assert_eq!(first, ms(20));
+        assert_eq!(next_pause(None, 0), 0);
+        assert_eq!(next_pause(Some(ms(300)), 0), 0);
+        assert_eq!(next_pause(Some(ms(10)), 0), first);
+        assert_eq!(next_pause(Some(ms(30)), first), 2 * first);
+        assert_eq!(next_pause(Some(ms(90)), 2 * first), 4 * first);
+        assert_eq!(next_pause(Some(ms(650)), ms(640)), longest);
+        assert_eq!(next_pause(Some(ms(1010)), longest), longest);
+        // Long after the pause ended: alone again.
+        assert_eq!(next_pause(Some(ms(200)), first), 0);
+    }
+
+    /// Two parts kept waiting by a helper (here, asleep 20 ms while the
+    /// caller's part took no time) leave the caller doing the work alone,
+    /// for a while: `usable` says 1 thread, then the pool's 2 again.
+    #[test]
+    fn a_late_helper_leaves_the_work_to_the_caller_for_a_while() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            for _ in 0..2 {
+                let started = AtomicBool::new(false);
+                let start = Instant::now();
+                join(
+                    || {
+                        // Returns once the helper has taken the other part.
+                        while !started.load(Ordering::Acquire) {
+                            assert!(start.elapsed() < Duration::from_secs(20), "no helper came");
+                            std::hint::spin_loop();
+                        }
+                    },
+                    || {
+                        started.store(true, Ordering::Release);
+                        std::thread::sleep(Duration::from_millis(20));
+                    },
+                );
+            }
+            assert_eq!(usable(), 1, "handoffs went on after two late ones");
+            let start = Instant::now();
+            while usable() < 2 {
+                assert!(
+                    start.elapsed() < Duration::from_secs(30),
+                    "handoffs never resumed"
+                );
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        });
     }
 
     /// The helper spins only while products are handed out: it has stopped

@@ -306,13 +306,13 @@ const HALVES_FROM: usize = 1 << 16;
 /// two halves at once. Each element is computed alone, so the bits are
 /// the same either way.
 fn by_halves<T: Send, U: Sync>(out: &mut [T], xs: &[U], f: impl Fn(&mut [T], &[U]) + Sync) {
-    if out.len() < HALVES_FROM || crate::threads::in_pool() < 2 {
+    if out.len() < HALVES_FROM || crate::threads::usable() < 2 {
         return f(out, xs);
     }
     let middle = out.len() / 2;
     let (out_low, out_high) = out.split_at_mut(middle);
     let (xs_low, xs_high) = xs.split_at(middle);
-    rayon::join(|| f(out_low, xs_low), || f(out_high, xs_high));
+    crate::threads::join(|| f(out_low, xs_low), || f(out_high, xs_high));
 }
 
 /// `x -= rate * g` for each element and its blame: `Nudge` in place.

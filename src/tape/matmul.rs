@@ -22,7 +22,10 @@ const PANELLED_FROM: usize = 1 << 16;
 /// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller),
 /// on as many threads as [`crate::threads::count`] allows.
 pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
-    product_on(a, b, crate::threads::in_pool())
+    if let Some(out) = small::product(&a, &b) {
+        return out;
+    }
+    product_on(a, b, crate::threads::usable())
 }
 
 /// `a · b` with its columns split into up to `threads` parts, each part
@@ -67,19 +70,21 @@ pub fn product_split_from(
     let split = parts(m, k, n, threads, split_from);
     if split.len() > 1 && rayon::current_thread_index().is_some() {
         crate::threads::keep_awake();
+        let handoff = crate::threads::Handoff::start();
         // The other parts are offered to the pool; this thread does the
         // first, then any part no other thread has taken.
         rayon::scope(|scope| {
-            let dst = &dst;
+            let (dst, handoff) = (&dst, &handoff);
             for &(from, to) in &split[1..] {
                 // SAFETY: the parts' columns are disjoint and together all
                 // of `out`'s; see `columns`.
-                scope.spawn(move |_| unsafe { columns(a, b, dst.0, from, to) });
+                scope.spawn(move |_| handoff.part(|| unsafe { columns(a, b, dst.0, from, to) }));
             }
             let (from, to) = split[0];
             // SAFETY: as above.
-            unsafe { columns(a, b, dst.0, from, to) }
+            handoff.part(|| unsafe { columns(a, b, dst.0, from, to) })
         });
+        handoff.end();
     } else {
         for &(from, to) in &split {
             // SAFETY: as above, one part after another.
@@ -100,9 +105,9 @@ pub fn two_products(
     second: (ArrayView2<f64>, ArrayView2<f64>),
 ) -> (Array2<f64>, Array2<f64>) {
     let large = |(a, b): (ArrayView2<f64>, ArrayView2<f64>)| a.len() * b.ncols() >= TWO_FROM;
-    if crate::threads::in_pool() >= 2 && large(first) && large(second) {
+    if large(first) && large(second) && crate::threads::usable() >= 2 {
         crate::threads::keep_awake();
-        rayon::join(
+        crate::threads::join(
             || product_on(first.0, first.1, 1),
             || product_on(second.0, second.1, 1),
         )
