@@ -82,7 +82,8 @@ pub fn product_split_from(
             }
             let (from, to) = split[0];
             // SAFETY: as above.
-            handoff.part(|| unsafe { columns(a, b, dst.0, from, to) })
+            handoff.part(|| unsafe { columns(a, b, dst.0, from, to) });
+            handoff.wait_for_helpers();
         });
         handoff.end();
     } else {
