@@ -214,7 +214,7 @@ static LAST_LATE: AtomicU64 = AtomicU64::new(0);
 /// (or the machine's host gives that core to someone else): the caller,
 /// done with its share, waits a whole time slice for the helper's. Every
 /// split product or pass then costs milliseconds, and a training step
-/// takes twice as long as on one thread. Paused, the caller does all the
+/// takes half as long again as on one thread. Paused, the caller does all the
 /// work itself, which costs no more than one thread; the pause grows
 /// while handoffs keep coming late, so that trying again costs little.
 pub struct Handoff {
@@ -247,9 +247,11 @@ impl Handoff {
             r
         } else {
             self.begun.fetch_add(1, Ordering::Relaxed);
+            // Counted as ended even if `f` panics, so that the caller's
+            // wait ends and the pool hands it the panic.
+            let _ended = Ended(&self.ended);
             let r = f();
             self.elsewhere.store(true, Ordering::Relaxed);
-            self.ended.fetch_add(1, Ordering::Release);
             r
         }
     }
@@ -277,6 +279,15 @@ impl Handoff {
         if waited > own + LATE_BY.as_nanos() as u64 {
             late(end);
         }
+    }
+}
+
+/// Counts a helper's part as ended when dropped.
+struct Ended<'a>(&'a AtomicUsize);
+
+impl Drop for Ended<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::Release);
     }
 }
 
@@ -362,9 +373,10 @@ mod tests {
         assert_eq!(next_pause(Some(ms(200)), first), 0);
     }
 
-    /// Two parts kept waiting by a helper (here, asleep 20 ms while the
-    /// caller's part took no time) leave the caller doing the work alone,
-    /// for a while: `usable` says 1 thread, then the pool's 2 again.
+    /// Parts that kept the caller waiting (the helper asleep 20 ms while
+    /// the caller's part took no time), two in a row, leave the caller
+    /// doing the work alone for a while: `usable` says 1 thread, then the
+    /// pool's 2 again.
     #[test]
     fn a_late_helper_leaves_the_work_to_the_caller_for_a_while() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -372,7 +384,11 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            for _ in 0..2 {
+            // Two in a row are enough unless the helper took 30 ms to come.
+            for _ in 0..5 {
+                if usable() == 1 {
+                    break;
+                }
                 let started = AtomicBool::new(false);
                 let start = Instant::now();
                 join(
@@ -389,7 +405,7 @@ mod tests {
                     },
                 );
             }
-            assert_eq!(usable(), 1, "handoffs went on after two late ones");
+            assert_eq!(usable(), 1, "handoffs went on after five late ones");
             let start = Instant::now();
             while usable() < 2 {
                 assert!(
@@ -399,6 +415,36 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
         });
+    }
+
+    /// A part that panics on the helper ends the caller's wait, and the
+    /// panic reaches the caller.
+    #[test]
+    fn a_helpers_panic_reaches_the_caller() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let caught = pool.install(|| {
+            std::panic::catch_unwind(|| {
+                let started = AtomicBool::new(false);
+                let start = Instant::now();
+                join(
+                    || {
+                        while !started.load(Ordering::Acquire) {
+                            assert!(start.elapsed() < Duration::from_secs(20), "no helper came");
+                            std::hint::spin_loop();
+                        }
+                    },
+                    || {
+                        started.store(true, Ordering::Release);
+                        panic!("a part that fails");
+                    },
+                )
+            })
+        });
+        let message = caught.expect_err("the panic was lost");
+        assert_eq!(message.downcast_ref::<&str>(), Some(&"a part that fails"));
     }
 
     /// The helper spins only while products are handed out: it has stopped
