@@ -351,6 +351,24 @@ mod tests {
         assert_eq!(parse("two"), None);
     }
 
+    /// `join` of a part that takes no time and `part`, returning once
+    /// another thread has begun `part`, so that it surely runs there.
+    fn on_a_helper<R: Send>(part: impl FnOnce() -> R + Send) -> R {
+        let started = AtomicBool::new(false);
+        let start = Instant::now();
+        let wait = || {
+            while !started.load(Ordering::Acquire) {
+                assert!(start.elapsed() < Duration::from_secs(20), "no helper came");
+                std::hint::spin_loop();
+            }
+        };
+        let part = || {
+            started.store(true, Ordering::Release);
+            part()
+        };
+        join(wait, part).1
+    }
+
     /// A late handoff alone pauses nothing; two close together pause
     /// handoffs, and each late one just after a pause doubles the pause,
     /// up to its longest.
@@ -389,21 +407,7 @@ mod tests {
                 if usable() == 1 {
                     break;
                 }
-                let started = AtomicBool::new(false);
-                let start = Instant::now();
-                join(
-                    || {
-                        // Returns once the helper has taken the other part.
-                        while !started.load(Ordering::Acquire) {
-                            assert!(start.elapsed() < Duration::from_secs(20), "no helper came");
-                            std::hint::spin_loop();
-                        }
-                    },
-                    || {
-                        started.store(true, Ordering::Release);
-                        std::thread::sleep(Duration::from_millis(20));
-                    },
-                );
+                on_a_helper(|| std::thread::sleep(Duration::from_millis(20)));
             }
             assert_eq!(usable(), 1, "handoffs went on after five late ones");
             let start = Instant::now();
@@ -425,24 +429,8 @@ mod tests {
             .num_threads(2)
             .build()
             .unwrap();
-        let caught = pool.install(|| {
-            std::panic::catch_unwind(|| {
-                let started = AtomicBool::new(false);
-                let start = Instant::now();
-                join(
-                    || {
-                        while !started.load(Ordering::Acquire) {
-                            assert!(start.elapsed() < Duration::from_secs(20), "no helper came");
-                            std::hint::spin_loop();
-                        }
-                    },
-                    || {
-                        started.store(true, Ordering::Release);
-                        panic!("a part that fails");
-                    },
-                )
-            })
-        });
+        let caught = pool
+            .install(|| std::panic::catch_unwind(|| on_a_helper(|| panic!("a part that fails"))));
         let message = caught.expect_err("the panic was lost");
         assert_eq!(message.downcast_ref::<&str>(), Some(&"a part that fails"));
     }
