@@ -206,9 +206,10 @@ static PAUSE: AtomicU64 = AtomicU64::new(0);
 static LAST_LATE: AtomicU64 = AtomicU64::new(0);
 
 /// One handoff of parts to the pool: it notes when the calling thread
-/// finished its own parts and whether another thread ran any, and at the
-/// end ([`Handoff::end`]) pauses handoffs if the caller then waited longer
-/// than its own parts took (plus [`LATE_BY`]).
+/// finished its own parts and how many parts other threads ran, and at the
+/// end ([`Handoff::end`]) counts the handoff as late if the caller then
+/// waited longer than its own parts took (plus [`LATE_BY`]); two late
+/// handoffs close together pause handoffs ([`next_pause`]).
 ///
 /// A helper is late when the core it runs on is busy with another program
 /// (or the machine's host gives that core to someone else): the caller,
@@ -221,7 +222,6 @@ pub struct Handoff {
     caller: Option<usize>,
     start: u64,
     own_done: AtomicU64,
-    elsewhere: AtomicBool,
     /// Parts other threads have begun, and ended.
     begun: AtomicUsize,
     ended: AtomicUsize,
@@ -233,7 +233,6 @@ impl Handoff {
             caller: rayon::current_thread_index(),
             start: now(),
             own_done: AtomicU64::new(0),
-            elsewhere: AtomicBool::new(false),
             begun: AtomicUsize::new(0),
             ended: AtomicUsize::new(0),
         }
@@ -250,9 +249,7 @@ impl Handoff {
             // Counted as ended even if `f` panics, so that the caller's
             // wait ends and the pool hands it the panic.
             let _ended = Ended(&self.ended);
-            let r = f();
-            self.elsewhere.store(true, Ordering::Relaxed);
-            r
+            f()
         }
     }
 
@@ -270,7 +267,7 @@ impl Handoff {
 
     /// Called by the caller once every part is done.
     pub fn end(self) {
-        if !self.elsewhere.load(Ordering::Relaxed) {
+        if self.ended.load(Ordering::Relaxed) == 0 {
             return;
         }
         let end = now();

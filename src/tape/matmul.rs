@@ -22,6 +22,7 @@ const PANELLED_FROM: usize = 1 << 16;
 /// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller),
 /// on as many threads as [`crate::threads::count`] allows.
 pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
+    // A small product is never split: it needs no count of the threads.
     if let Some(out) = small::product(&a, &b) {
         return out;
     }
