@@ -515,7 +515,7 @@ fn check_blame_is_large_when_the_blame_is_wrong() {
         .as_ref()
         .and_then(|v| v.tag())
         .expect("w is on the tape")
-        .node as usize;
+        .node() as usize;
     let doubled = match interp.tape.blame[node].take() {
         Some(tapec::tape::Tensor::Matrix(m)) => tapec::tape::Tensor::matrix(m.mapv(|x| 2.0 * x)),
         other => panic!("unexpected blame {other:?}"),

@@ -139,7 +139,7 @@ impl Interpreter {
             && b.kind == Kind::Function
             && vals
                 .iter()
-                .any(|(v, _)| v.tag().is_some_and(|t| t.tape == self.tape.id))
+                .any(|(v, _)| v.tag().is_some_and(|t| t.tape() == self.tape.id))
         {
             self.note_unrecorded(b.name, span);
         }
@@ -283,7 +283,7 @@ impl Interpreter {
             Does::Power => {
                 // The exponent is read, never blamed: one on the tape is
                 // warned about when the tape closes.
-                if self.tape.open && v(1).tag().is_some_and(|t| t.tape == self.tape.id) {
+                if self.tape.open && v(1).tag().is_some_and(|t| t.tape() == self.tape.id) {
                     self.note_unrecorded("Power", s(1));
                 }
                 let p = match v(1) {

@@ -1335,7 +1335,7 @@ impl Interpreter {
                     if self.tape.open
                         && [&l, &r]
                             .iter()
-                            .any(|v| v.tag().is_some_and(|t| t.tape == self.tape.id))
+                            .any(|v| v.tag().is_some_and(|t| t.tape() == self.tape.id))
                     {
                         self.note_unrecorded(op.symbol(), span);
                     }
@@ -1850,7 +1850,7 @@ fn read_slot(slot: &mut Slot, tape: &mut Tape, name: &Name, shown: &Rc<str>) -> 
             .with_label(name.span, "read before anything was assigned to it"),
         );
     };
-    let on_tape = value.tag().is_some_and(|t| t.tape == tape_id);
+    let on_tape = value.tag().is_some_and(|t| t.tape() == tape_id);
     if !tape_open
         || on_tape
         || !matches!(value, Value::Int(..) | Value::Real(..) | Value::Matrix(..))

@@ -10,6 +10,7 @@ pub mod kernels;
 pub mod matmul;
 pub mod ops;
 
+use std::num::NonZeroU64;
 use std::rc::Rc;
 
 use crate::diagnostic::Span;
@@ -34,10 +35,28 @@ pub enum Refused {
 
 /// Which record of which tape a value is. A value whose tape is not the
 /// current one is treated as not on the tape at all.
+///
+/// One word, never 0 (the tape's number is at least 1), so that
+/// `Option<NodeRef>` is one word too and is written whole: a value built in
+/// pieces and then copied as a whole stalls the processor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeRef {
-    pub tape: u32,
-    pub node: u32,
+pub struct NodeRef(NonZeroU64);
+
+impl NodeRef {
+    fn new(tape: u32, node: u32) -> NodeRef {
+        let word = (u64::from(tape) << 32) | u64::from(node);
+        NodeRef(NonZeroU64::new(word).unwrap_or(NonZeroU64::MIN))
+    }
+
+    /// The number of the tape.
+    pub fn tape(self) -> u32 {
+        (self.0.get() >> 32) as u32
+    }
+
+    /// The record on that tape.
+    pub fn node(self) -> u32 {
+        self.0.get() as u32
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -119,7 +138,7 @@ pub struct WalkStep {
 impl Tape {
     /// Drops the previous tape and opens a fresh one.
     pub fn start(&mut self) {
-        self.id = self.id.wrapping_add(1);
+        self.id = self.id.wrapping_add(1).max(1);
         self.records.clear();
         self.blame.clear();
         self.blame_bounds.clear();
@@ -129,16 +148,13 @@ impl Tape {
     }
 
     pub fn node(&self, id: u32) -> NodeRef {
-        NodeRef {
-            tape: self.id,
-            node: id,
-        }
+        NodeRef::new(self.id, id)
     }
 
     /// The record a value refers to, if it is on this tape.
     pub fn find(&self, r: Option<NodeRef>) -> Option<u32> {
-        r.filter(|r| r.tape == self.id && (r.node as usize) < self.records.len())
-            .map(|r| r.node)
+        r.filter(|r| r.tape() == self.id && (r.node() as usize) < self.records.len())
+            .map(|r| r.node())
     }
 
     /// Runs `op` on `inputs` (each a value, the record that made it if it
