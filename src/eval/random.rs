@@ -33,9 +33,15 @@ impl Random {
     }
 
     /// Uniform whole number in `lo..=hi` (the caller checks `lo <= hi`).
+    ///
+    /// By the specification, lo + floor(u × (hi − lo + 1)) in whole
+    /// numbers, the span an f64; a span that fits in an i64 (every one but
+    /// the widest ranges) is worked in i64 with the same bits: the floor of
+    /// a product that is never negative is its truncation, and the sum
+    /// wraps as the wide one's narrowing does.
     pub fn int_in(&mut self, lo: i64, hi: i64) -> i64 {
-        let span = (hi as i128 - lo as i128 + 1) as f64;
-        (lo as i128 + (self.uniform() * span).floor() as i128) as i64
+        let u = self.uniform();
+        int_at(u, lo, hi)
     }
 
     /// `Sample`: one uniform times the weights' sum, and the first column
@@ -51,6 +57,21 @@ impl Random {
             }
         }
         weights.len()
+    }
+}
+
+/// lo + floor(u × (hi − lo + 1)) in whole numbers, the span an f64. A
+/// span that fits in an i64 (every one but the widest ranges) is worked in
+/// i64 with the same bits as in i128: the floor of a product that is never
+/// negative is its truncation, and the sum wraps as the i128 one's
+/// narrowing does.
+fn int_at(u: f64, lo: i64, hi: i64) -> i64 {
+    match hi.checked_sub(lo).and_then(|d| d.checked_add(1)) {
+        Some(span) => lo.wrapping_add((u * span as f64) as i64),
+        None => {
+            let span = (hi as i128 - lo as i128 + 1) as f64;
+            (lo as i128 + (u * span).floor() as i128) as i64
+        }
     }
 }
 
@@ -77,5 +98,37 @@ mod tests {
         r.seed(7);
         let draws: Vec<i64> = (0..5).map(|_| r.int_in(1, 27)).collect();
         assert_eq!(draws, vec![11, 1, 25, 16, 13]);
+    }
+
+    /// The i64 form of `int_in` gives the bits of the i128 form of the
+    /// specification, over small spans and spans near the widest, for
+    /// drawn uniforms and the largest one (whose product may round up to
+    /// the span).
+    #[test]
+    fn whole_numbers_as_the_wide_form_draws_them() {
+        let wide = |u: f64, lo: i64, hi: i64| {
+            let span = (hi as i128 - lo as i128 + 1) as f64;
+            (lo as i128 + (u * span).floor() as i128) as i64
+        };
+        let top = 1.0 - 1.0 / (1u64 << 53) as f64;
+        let ranges = [
+            (1, 27),
+            (-5, 5),
+            (0, 0),
+            (i64::MIN, i64::MIN + 10),
+            (i64::MAX - 3, i64::MAX),
+            (-(1 << 62), 1 << 62),
+            (i64::MIN / 2, i64::MAX / 2 + 1),
+            (i64::MIN, i64::MAX),
+            (i64::MIN + 1, i64::MAX),
+            (-1, i64::MAX),
+        ];
+        for (lo, hi) in ranges {
+            let mut r = Random::default();
+            r.seed(lo ^ hi);
+            for u in (0..2000).map(|_| r.uniform()).chain([0.0, top]) {
+                assert_eq!(int_at(u, lo, hi), wide(u, lo, hi), "{lo}..={hi}, u = {u}");
+            }
+        }
     }
 }
