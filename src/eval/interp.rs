@@ -2016,5 +2016,11 @@ mod tests {
     #[test]
     fn a_stop_is_one_pointer() {
         assert_eq!(std::mem::size_of::<Stop>(), std::mem::size_of::<usize>());
+        // And a `Flow` of a value is no larger than the value: a `Stop` is
+        // one of the tags a value never has.
+        assert_eq!(
+            std::mem::size_of::<Flow<Value>>(),
+            std::mem::size_of::<Value>()
+        );
     }
 }
