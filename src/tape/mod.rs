@@ -247,7 +247,12 @@ impl Tape {
             Tensor::Matrix(_) => f64::INFINITY,
         };
         self.held_bytes += value.len() * std::mem::size_of::<f64>();
-        self.records.push(Record {
+        // Room first, then the record written in its place: `push` builds
+        // it aside and copies it, and the copy's wide reads of fields just
+        // written in narrower pieces each wait for the store buffer.
+        self.records.reserve(1);
+        let at = self.records.len();
+        self.records.spare_capacity_mut()[0].write(Record {
             op,
             inputs,
             shape: value.shape(),
@@ -258,7 +263,9 @@ impl Tape {
             span,
             call: None,
         });
-        (self.records.len() - 1) as u32
+        // SAFETY: the element at `at` was written just above.
+        unsafe { self.records.set_len(at + 1) };
+        at as u32
     }
 
     /// Lets go of the values of records `from..` that nothing will read:
