@@ -32,13 +32,8 @@ impl Random {
         libm::sqrt(-2.0 * libm::log(1.0 - u1)) * libm::cos(2.0 * std::f64::consts::PI * u2)
     }
 
-    /// Uniform whole number in `lo..=hi` (the caller checks `lo <= hi`).
-    ///
-    /// By the specification, lo + floor(u × (hi − lo + 1)) in whole
-    /// numbers, the span an f64; a span that fits in an i64 (every one but
-    /// the widest ranges) is worked in i64 with the same bits: the floor of
-    /// a product that is never negative is its truncation, and the sum
-    /// wraps as the wide one's narrowing does.
+    /// Uniform whole number in `lo..=hi` (the caller checks `lo <= hi`),
+    /// from one uniform by `int_at`.
     pub fn int_in(&mut self, lo: i64, hi: i64) -> i64 {
         let u = self.uniform();
         int_at(u, lo, hi)
@@ -60,7 +55,8 @@ impl Random {
     }
 }
 
-/// lo + floor(u × (hi − lo + 1)) in whole numbers, the span an f64. A
+/// lo + floor(u × (hi − lo + 1)) in whole numbers, the span an f64, as
+/// the specification draws an Integer from the uniform `u`. A
 /// span that fits in an i64 (every one but the widest ranges) is worked in
 /// i64 with the same bits as in i128: the floor of a product that is never
 /// negative is its truncation, and the sum wraps as the i128 one's
