@@ -97,6 +97,9 @@ const AWAKE_FOR: Duration = Duration::from_millis(2);
 static AWAKE_UNTIL: AtomicU64 = AtomicU64::new(0);
 /// Whether a helper is spinning (or about to).
 static SPINNING: AtomicBool = AtomicBool::new(false);
+/// Whether the spinning helper has begun to spin: until then it may be
+/// waking still.
+static SPUN: AtomicBool = AtomicBool::new(false);
 
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
@@ -110,17 +113,21 @@ fn now() -> u64 {
 /// Keeps a second thread of the pool spinning, taking any part handed to
 /// the pool at once, for [`AWAKE_FOR`] from now. A sleeping thread takes
 /// 35–40 µs to wake, longer than a size M product takes; a spinning one
-/// takes a part within a microsecond. Called where products are about to
-/// be handed out; a no-op outside a pool of two or more.
-pub fn keep_awake() {
+/// takes a part within a microsecond. Called as parts are about to be
+/// handed out ([`Handoff::start`]); a no-op outside a pool of two or more.
+/// Says whether a helper was spinning already (or there is none to wake):
+/// not while one started for an earlier handoff is still waking.
+fn keep_awake() -> bool {
     if in_pool() < 2 {
-        return;
+        return true;
     }
     AWAKE_UNTIL.store(now() + AWAKE_FOR.as_nanos() as u64, Ordering::Relaxed);
     if !SPINNING.swap(true, Ordering::AcqRel) {
         let caller = rayon::current_thread_index();
         rayon::spawn(move || spin(caller));
+        return false;
     }
+    SPUN.load(Ordering::Relaxed)
 }
 
 /// The helper's loop: take whatever part the pool offers, else wait a
@@ -132,6 +139,7 @@ fn spin(caller: Option<usize>) {
         SPINNING.store(false, Ordering::Release);
         return;
     }
+    SPUN.store(true, Ordering::Relaxed);
     let mut last = now();
     loop {
         let mut worked = false;
@@ -150,6 +158,8 @@ fn spin(caller: Option<usize>) {
         }
         last = at;
         if at > AWAKE_UNTIL.load(Ordering::Relaxed) {
+            // Cleared first, so that it never clears a next helper's.
+            SPUN.store(false, Ordering::Relaxed);
             SPINNING.store(false, Ordering::Release);
             // A `keep_awake` between the check and the store saw a helper
             // spinning and started none: go on unless another has started.
@@ -157,6 +167,7 @@ fn spin(caller: Option<usize>) {
             {
                 return;
             }
+            SPUN.store(true, Ordering::Relaxed);
         }
     }
 }
@@ -205,11 +216,18 @@ static PAUSE: AtomicU64 = AtomicU64::new(0);
 /// When the last late handoff ended, in ns from [`epoch`].
 static LAST_LATE: AtomicU64 = AtomicU64::new(0);
 
-/// One handoff of parts to the pool: it notes when the calling thread
-/// finished its own parts and how many parts other threads ran, and at the
-/// end ([`Handoff::end`]) counts the handoff as late if the caller then
-/// waited longer than its own parts took (plus [`LATE_BY`]); two late
-/// handoffs close together pause handoffs ([`next_pause`]).
+/// One handoff of parts to the pool: it keeps a helper awake
+/// ([`keep_awake`]), notes when the calling thread finished its own parts
+/// and how many parts other threads ran, and at the end ([`Handoff::end`])
+/// counts the handoff as late if the caller then waited longer than its
+/// own parts took (plus [`LATE_BY`]); two late handoffs close together
+/// pause handoffs ([`next_pause`]).
+///
+/// A handoff that had to wake the helper is never late: a thread asleep
+/// for a while can take 300–400 µs to come back (its core idle, the
+/// machine's host must give it one again), which says nothing of the core
+/// being busy. Counted, it made every pause end with a late handoff,
+/// which doubled the pause, until the caller worked alone for good.
 ///
 /// A helper is late when the core it runs on is busy with another program
 /// (or the machine's host gives that core to someone else): the caller,
@@ -220,6 +238,8 @@ static LAST_LATE: AtomicU64 = AtomicU64::new(0);
 /// while handoffs keep coming late, so that trying again costs little.
 pub struct Handoff {
     caller: Option<usize>,
+    /// Whether a helper was spinning when the handoff began.
+    awake: bool,
     start: u64,
     own_done: AtomicU64,
     /// Parts other threads have begun, and ended.
@@ -230,6 +250,7 @@ pub struct Handoff {
 impl Handoff {
     pub fn start() -> Handoff {
         Handoff {
+            awake: keep_awake(),
             caller: rayon::current_thread_index(),
             start: now(),
             own_done: AtomicU64::new(0),
@@ -267,7 +288,7 @@ impl Handoff {
 
     /// Called by the caller once every part is done.
     pub fn end(self) {
-        if self.ended.load(Ordering::Relaxed) == 0 {
+        if !self.awake || self.ended.load(Ordering::Relaxed) == 0 {
             return;
         }
         let end = now();

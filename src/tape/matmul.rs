@@ -70,7 +70,6 @@ pub fn product_split_from(
     let dst = Dst(out.as_mut_ptr().cast::<f64>());
     let split = parts(m, k, n, threads, split_from);
     if split.len() > 1 && rayon::current_thread_index().is_some() {
-        crate::threads::keep_awake();
         let handoff = crate::threads::Handoff::start();
         // The other parts are offered to the pool; this thread does the
         // first, then any part no other thread has taken.
@@ -108,7 +107,6 @@ pub fn two_products(
 ) -> (Array2<f64>, Array2<f64>) {
     let large = |(a, b): (ArrayView2<f64>, ArrayView2<f64>)| a.len() * b.ncols() >= TWO_FROM;
     if large(first) && large(second) && crate::threads::usable() >= 2 {
-        crate::threads::keep_awake();
         crate::threads::join(
             || product_on(first.0, first.1, 1),
             || product_on(second.0, second.1, 1),
