@@ -45,9 +45,10 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
 /// the whole product's path), and the product is 4–8% faster at 32–512 rows
 /// by 1024 columns or more.
 ///
-/// A product of up to 32Ki multiply-adds and a depth up to 64 runs
-/// in `small`'s kernels where the CPU has AVX-512 or AVX2 with FMA, with the
-/// same bits.
+/// A product of up to 32Ki multiply-adds and a depth up to 64 runs in
+/// `small`'s kernels where the CPU has AVX-512 or AVX2 with FMA, with the
+/// same bits; with AVX-512, so does one of up to 1Mi multiply-adds (and a
+/// depth up to 256 from 64Ki).
 pub fn product_on(a: ArrayView2<f64>, b: ArrayView2<f64>, threads: usize) -> Array2<f64> {
     product_split_from(a, b, threads, SPLIT_FROM)
 }
@@ -355,6 +356,53 @@ mod tests {
                         for right in [b.view(), b_t.t()] {
                             let want = whole(left, right);
                             // `product`, and each small kernel this CPU has.
+                            let mut results = vec![product(left, right)];
+                            results.extend(
+                                kernels.iter().filter_map(|&kernel| {
+                                    small::product_with(&left, &right, kernel)
+                                }),
+                            );
+                            for got in &results {
+                                for (x, y) in got.iter().zip(&want) {
+                                    assert!(
+                                        x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                                        "{m}×{k}×{n}: {x:e} against {y:e}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Products of a depth up to 256 too large for `faer`'s smallest
+    /// kernels, up to `small`'s largest (1Mi multiply-adds): every size M
+    /// step's shape and ragged ones around them, either side plain or
+    /// transposed, with a zero of each sign and an infinity among the
+    /// numbers: the same bits as one whole call of `faer`, through
+    /// `product` and each small kernel this CPU has.
+    #[test]
+    fn middling_products_give_the_bits_of_one_call() {
+        let kernels = small::kernels_here();
+        let mut seed = 500;
+        for m in [2, 3, 6, 7, 31, 32, 33, 64, 65, 256] {
+            for k in [17, 32, 63, 64, 65, 100, 128, 255, 256, 257] {
+                for n in [2, 3, 8, 31, 32, 33, 64, 65, 96, 97, 256, 300] {
+                    if m * k * n > 1 << 20 {
+                        continue;
+                    }
+                    seed += 1;
+                    let mut a = filled(m, k, seed);
+                    let mut b = filled(k, n, seed + 1000);
+                    a.row_mut(m - 1).fill(-0.0);
+                    b[(k / 2, n - 1)] = if seed % 2 == 0 { f64::INFINITY } else { -0.0 };
+                    let a_t = stored_transposed(&a);
+                    let b_t = stored_transposed(&b);
+                    for left in [a.view(), a_t.t()] {
+                        for right in [b.view(), b_t.t()] {
+                            let want = whole(left, right);
                             let mut results = vec![product(left, right)];
                             results.extend(
                                 kernels.iter().filter_map(|&kernel| {
