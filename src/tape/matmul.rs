@@ -307,6 +307,34 @@ mod tests {
         }
     }
 
+    /// `a · b`, either side plain or transposed, through `product` and
+    /// each of `kernels` (where it takes the product): the same bits as one
+    /// whole call of `faer` (a NaN as a NaN).
+    fn bits_of_one_call_either_way(a: &Array2<f64>, b: &Array2<f64>, kernels: &[small::Kernel]) {
+        let (m, k, n) = (a.nrows(), a.ncols(), b.ncols());
+        let a_t = stored_transposed(a);
+        let b_t = stored_transposed(b);
+        for left in [a.view(), a_t.t()] {
+            for right in [b.view(), b_t.t()] {
+                let want = whole(left, right);
+                let mut results = vec![product(left, right)];
+                results.extend(
+                    kernels
+                        .iter()
+                        .filter_map(|&kernel| small::product_with(&left, &right, kernel)),
+                );
+                for got in &results {
+                    for (x, y) in got.iter().zip(&want) {
+                        assert!(
+                            x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                            "{m}×{k}×{n}: {x:e} against {y:e}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// Every small shape, with either side plain or transposed and with
     /// zeros of both signs, infinities and NaNs among the numbers: the same
     /// bits as one whole call of `faer` (a NaN as a NaN), through `product`
@@ -350,28 +378,7 @@ mod tests {
                         a[(m / 2, k / 2)] = v;
                         b[(k - 1, n - 1)] = -v;
                     }
-                    let a_t = stored_transposed(&a);
-                    let b_t = stored_transposed(&b);
-                    for left in [a.view(), a_t.t()] {
-                        for right in [b.view(), b_t.t()] {
-                            let want = whole(left, right);
-                            // `product`, and each small kernel this CPU has.
-                            let mut results = vec![product(left, right)];
-                            results.extend(
-                                kernels.iter().filter_map(|&kernel| {
-                                    small::product_with(&left, &right, kernel)
-                                }),
-                            );
-                            for got in &results {
-                                for (x, y) in got.iter().zip(&want) {
-                                    assert!(
-                                        x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-                                        "{m}×{k}×{n}: {x:e} against {y:e}"
-                                    );
-                                }
-                            }
-                        }
-                    }
+                    bits_of_one_call_either_way(&a, &b, &kernels);
                 }
             }
         }
@@ -398,27 +405,7 @@ mod tests {
                     let mut b = filled(k, n, seed + 1000);
                     a.row_mut(m - 1).fill(-0.0);
                     b[(k / 2, n - 1)] = if seed % 2 == 0 { f64::INFINITY } else { -0.0 };
-                    let a_t = stored_transposed(&a);
-                    let b_t = stored_transposed(&b);
-                    for left in [a.view(), a_t.t()] {
-                        for right in [b.view(), b_t.t()] {
-                            let want = whole(left, right);
-                            let mut results = vec![product(left, right)];
-                            results.extend(
-                                kernels.iter().filter_map(|&kernel| {
-                                    small::product_with(&left, &right, kernel)
-                                }),
-                            );
-                            for got in &results {
-                                for (x, y) in got.iter().zip(&want) {
-                                    assert!(
-                                        x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
-                                        "{m}×{k}×{n}: {x:e} against {y:e}"
-                                    );
-                                }
-                            }
-                        }
-                    }
+                    bits_of_one_call_either_way(&a, &b, &kernels);
                 }
             }
         }

@@ -307,13 +307,7 @@ unsafe fn product_avx512(m: usize, n: usize, whole: &Block) {
     while n - col >= 32 {
         let mut row = 0;
         while row < m {
-            let block = Block {
-                a: whole.a.wrapping_offset(row as isize * whole.a_rows),
-                b: whole.b.wrapping_add(col),
-                out: whole.out.wrapping_add(row * n + col),
-                masks: [0xff; 4],
-                ..*whole
-            };
+            let block = whole.at(row, col, [0xff; 4]);
             // SAFETY: the block's rows `row..row + rows` and its 32
             // columns `col..col + 32` lie inside the matrices (the caller's
             // contract).
@@ -335,13 +329,7 @@ unsafe fn product_avx512(m: usize, n: usize, whole: &Block) {
         let left = n - col;
         let mut row = 0;
         while row < m {
-            let block = Block {
-                a: whole.a.wrapping_offset(row as isize * whole.a_rows),
-                b: whole.b.wrapping_add(col),
-                out: whole.out.wrapping_add(row * n + col),
-                masks: [lanes(left), lanes(left.saturating_sub(8)), 0, 0],
-                ..*whole
-            };
+            let block = whole.at(row, col, [lanes(left), lanes(left.saturating_sub(8)), 0, 0]);
             // SAFETY: the block's rows `row..row + rows` and its unmasked
             // columns lie inside the matrices (the caller's contract).
             unsafe {
@@ -434,13 +422,7 @@ unsafe fn product_avx2(m: usize, n: usize, whole: &Block) {
         let left = n - col;
         let mut row = 0;
         while row < m {
-            let block = Block {
-                a: whole.a.wrapping_offset(row as isize * whole.a_rows),
-                b: whole.b.wrapping_add(col),
-                out: whole.out.wrapping_add(row * n + col),
-                masks: [lanes(left), lanes(left.saturating_sub(4)), 0, 0],
-                ..*whole
-            };
+            let block = whole.at(row, col, [lanes(left), lanes(left.saturating_sub(4)), 0, 0]);
             // SAFETY: as in `product_avx512`, with halves of four lanes.
             unsafe {
                 match (m - row, left >= 8, left > 4) {
@@ -497,6 +479,18 @@ struct Block {
 
 #[cfg(target_arch = "x86_64")]
 impl Block {
+    /// The block of the whole product (`self`) whose first element is at
+    /// `row`, `col`, its parts' lanes given by `masks`.
+    fn at(&self, row: usize, col: usize, masks: [u8; 4]) -> Block {
+        Block {
+            a: self.a.wrapping_offset(row as isize * self.a_rows),
+            b: self.b.wrapping_add(col),
+            out: self.out.wrapping_add(row * self.out_rows + col),
+            masks,
+            ..*self
+        }
+    }
+
     /// The block's `ROWS` rows and `PARTS` eight-column parts (one, two
     /// or four): each of its elements is a chain of fused multiply-adds over
     /// the depth.
