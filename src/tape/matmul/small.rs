@@ -1,6 +1,6 @@
 //! Products of small matrices, written out for AVX-512 and for AVX2 with
 //! FMA: the forward products and the blame rules' products of the course's
-//! smallest models.
+//! smallest models, and with AVX-512 those of the middling ones too.
 //!
 //! At those sizes a product is a few thousand multiply-adds, and `faer`
 //! spends about as long choosing and setting up its kernel as the kernel
