@@ -431,10 +431,18 @@ mod tests {
         assert!(!counts_late(false, us(1000), us(60_000)));
     }
 
-    /// Parts that kept the caller waiting (the helper asleep 20 ms while
-    /// the caller's part took no time), two in a row, leave the caller
-    /// doing the work alone for a while: `usable` says 1 thread, then the
-    /// pool's 2 again.
+    /// A handoff whose helper kept the caller waiting (asleep 20 ms while
+    /// the caller's part took no time) is noted as late, and two late
+    /// ones close together leave the caller doing the work alone for a
+    /// while: `usable` says 1 thread, then the pool's 2 again.
+    ///
+    /// Each handoff begins with the helper spinning, as in a training
+    /// loop: one that had to wake it is never late. One try is enough;
+    /// more are allowed for a machine so busy that the test's own thread
+    /// loses its core between waking the helper and handing it the part.
+    /// The pause is then made by two late handoffs noted a second ahead,
+    /// so that it surely lasts while it is checked, however busy the
+    /// machine.
     #[test]
     fn a_late_helper_leaves_the_work_to_the_caller_for_a_while() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -442,14 +450,25 @@ mod tests {
             .build()
             .unwrap();
         pool.install(|| {
-            // Two in a row are enough unless the helper took 30 ms to come.
-            for _ in 0..5 {
-                if usable() == 1 {
-                    break;
+            let noted = (0..20).any(|_| {
+                let start = Instant::now();
+                while !keep_awake() {
+                    assert!(start.elapsed() < Duration::from_secs(20), "no helper spun");
+                    std::hint::spin_loop();
                 }
-                on_a_helper(|| std::thread::sleep(Duration::from_millis(20)));
-            }
-            assert_eq!(usable(), 1, "handoffs went on after five late ones");
+                let slept = AtomicU64::new(u64::MAX);
+                on_a_helper(|| {
+                    std::thread::sleep(Duration::from_millis(20));
+                    slept.store(now(), Ordering::Relaxed);
+                });
+                LAST_LATE.load(Ordering::Relaxed) >= slept.load(Ordering::Relaxed)
+            });
+            assert!(noted, "twenty late handoffs, none noted");
+
+            let ahead = now() + Duration::from_secs(1).as_nanos() as u64;
+            late(ahead);
+            late(ahead + Duration::from_millis(1).as_nanos() as u64);
+            assert_eq!(usable(), 1, "handoffs went on after two late ones");
             let start = Instant::now();
             while usable() < 2 {
                 assert!(
