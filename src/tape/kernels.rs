@@ -133,6 +133,26 @@ pub fn all_finite(xs: &[f64]) -> bool {
 /// branch-free pass that vectorises; only when some element is not finite
 /// are they looked at one by one.
 pub fn bound(xs: &[f64]) -> f64 {
+    bound_in(halves(xs.len()), xs)
+}
+
+/// [`bound`], of the two halves at once when `split`.
+fn bound_in(split: bool, xs: &[f64]) -> f64 {
+    if split {
+        // The largest of the halves' bounds, a NaN in either first.
+        let (low, high) = xs.split_at(xs.len() / 2);
+        let (low, high) = crate::threads::join(|| bound_whole(low), || bound_whole(high));
+        return if low.is_nan() || high.is_nan() {
+            f64::NAN
+        } else {
+            low.max(high)
+        };
+    }
+    bound_whole(xs)
+}
+
+/// [`bound`] in one pass on this thread.
+fn bound_whole(xs: &[f64]) -> f64 {
     if xs.len() <= 8 {
         // A tiny matrix: setting up and reducing vector lanes would cost
         // more than looking at each element.
@@ -301,12 +321,23 @@ best_simd! {
 /// halves, one on each of two threads: 64Ki, a 128×512 matrix.
 const HALVES_FROM: usize = 1 << 16;
 
-/// Runs `f` on `out` and `xs` (the same length) whole, or, when they are
-/// long and the caller runs in a pool of two threads or more, on their
-/// two halves at once. Each element is computed alone, so the bits are
-/// the same either way.
-fn by_halves<T: Send, U: Sync>(out: &mut [T], xs: &[U], f: impl Fn(&mut [T], &[U]) + Sync) {
-    if out.len() < HALVES_FROM || crate::threads::usable() < 2 {
+/// Whether a pass over `len` elements is done in two halves, one on each
+/// of two threads: when it is long and the caller runs in a pool of two
+/// threads or more (see [`crate::threads::usable`]).
+fn halves(len: usize) -> bool {
+    len >= HALVES_FROM && crate::threads::usable() >= 2
+}
+
+/// Runs `f` on `out` and `xs` (the same length) whole, or, when `split`,
+/// on their two halves at once. Each element is computed alone, so the
+/// bits are the same either way.
+fn by_halves<T: Send, U: Sync>(
+    split: bool,
+    out: &mut [T],
+    xs: &[U],
+    f: impl Fn(&mut [T], &[U]) + Sync,
+) {
+    if !split {
         return f(out, xs);
     }
     let middle = out.len() / 2;
@@ -315,9 +346,58 @@ fn by_halves<T: Send, U: Sync>(out: &mut [T], xs: &[U], f: impl Fn(&mut [T], &[U
     crate::threads::join(|| f(out_low, xs_low), || f(out_high, xs_high));
 }
 
+/// A new vector of `len` elements, written once (not zeroed first): the
+/// values `part(range)` gives for the elements of `range`, for the whole
+/// length, or, where [`halves`] says so, for two halves at once, the
+/// first of them a whole number of `unit`s long (a row's length, for work
+/// done row by row). Each element is its own computation, so the bits are
+/// the same either way.
+pub fn filled<I: Iterator<Item = f64>>(
+    len: usize,
+    unit: usize,
+    part: impl Fn(std::ops::Range<usize>) -> I + Sync,
+) -> Vec<f64> {
+    filled_in(halves(len), len, unit, part)
+}
+
+/// [`filled`], in two halves when `split`.
+fn filled_in<I: Iterator<Item = f64>>(
+    split: bool,
+    len: usize,
+    unit: usize,
+    part: impl Fn(std::ops::Range<usize>) -> I + Sync,
+) -> Vec<f64> {
+    let write = |out: &mut [MaybeUninit<f64>], at: usize| {
+        let (mut written, end) = (0, at + out.len());
+        for (o, v) in out.iter_mut().zip(part(at..end)) {
+            o.write(v);
+            written += 1;
+        }
+        assert_eq!(written, out.len(), "a part gave too few values");
+    };
+    let mut out = Vec::with_capacity(len);
+    let spare = &mut out.spare_capacity_mut()[..len];
+    let units = len / unit.max(1);
+    if !split || units < 2 {
+        write(spare, 0);
+    } else {
+        let middle = units / 2 * unit;
+        let (low, high) = spare.split_at_mut(middle);
+        crate::threads::join(|| write(low, 0), || write(high, middle));
+    }
+    // SAFETY: `write` wrote every element of both halves, or panicked.
+    unsafe { out.set_len(len) };
+    out
+}
+
 /// `x -= rate * g` for each element and its blame: `Nudge` in place.
 pub fn step_down(xs: &mut [f64], gs: &[f64], rate: f64) {
-    by_halves(xs, gs, |xs, gs| step_down_best(xs, gs, rate));
+    step_down_in(halves(xs.len()), xs, gs, rate);
+}
+
+/// [`step_down`], in two halves when `split`.
+fn step_down_in(split: bool, xs: &mut [f64], gs: &[f64], rate: f64) {
+    by_halves(split, xs, gs, |xs, gs| step_down_best(xs, gs, rate));
 }
 
 best_simd! {
@@ -415,10 +495,20 @@ best_simd! {
 /// tanh of every element of `xs`, in a new vector that is written once
 /// (not zeroed first).
 pub fn tanh_slice(xs: &[f64]) -> Vec<f64> {
+    tanh_slice_in(halves(xs.len()), xs)
+}
+
+/// [`tanh_slice`], in two halves when `split`.
+fn tanh_slice_in(split: bool, xs: &[f64]) -> Vec<f64> {
     let mut out = Vec::with_capacity(xs.len());
-    by_halves(&mut out.spare_capacity_mut()[..xs.len()], xs, |out, xs| {
-        tanh_into(xs, out);
-    });
+    by_halves(
+        split,
+        &mut out.spare_capacity_mut()[..xs.len()],
+        xs,
+        |out, xs| {
+            tanh_into(xs, out);
+        },
+    );
     // SAFETY: `tanh_into` wrote all `xs.len()` elements.
     unsafe { out.set_len(xs.len()) };
     out
@@ -428,9 +518,9 @@ pub fn tanh_slice(xs: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    /// `Nudge`'s step and tanh of slices long enough to be split, and of
-    /// odd lengths around the split's limit, in a pool of two threads:
-    /// the same bits as on one.
+    /// `Nudge`'s step, tanh, a pass made by `filled` and the bound, each
+    /// split in halves over a pool of two threads (at lengths around the
+    /// split's limit, odd ones among them): the same bits as whole.
     #[test]
     fn passes_split_in_halves_keep_every_bit() {
         let pool = rayon::ThreadPoolBuilder::new()
@@ -453,12 +543,46 @@ mod tests {
             let mut one = xs.clone();
             step_down(&mut one, &gs, 0.05);
             let mut two = xs.clone();
-            pool.install(|| step_down(&mut two, &gs, 0.05));
+            pool.install(|| step_down_in(true, &mut two, &gs, 0.05));
             assert_eq!(bits(&one), bits(&two), "step_down of {n}");
-            let (one, two) = (tanh_slice(&xs), pool.install(|| tanh_slice(&xs)));
+            let (one, two) = (tanh_slice(&xs), pool.install(|| tanh_slice_in(true, &xs)));
             assert_eq!(bits(&one), bits(&two), "tanh of {n}");
             assert_eq!(one.len(), n);
+            // A pass made by `filled`, split at a row's end.
+            let product = |at: std::ops::Range<usize>| {
+                xs[at.clone()]
+                    .iter()
+                    .zip(&gs[at])
+                    .map(|(x, g)| x * g - x / 3.0)
+            };
+            let whole: Vec<f64> = product(0..n).collect();
+            for unit in [1, 7, 256] {
+                let two = pool.install(|| filled_in(true, n, unit, product));
+                assert_eq!(bits(&whole), bits(&two), "filled of {n} by {unit}");
+            }
+            // The bound, with an infinity or a NaN in either half.
+            assert_eq!(pool.install(|| bound_in(true, &xs)), bound_whole(&xs));
+            for at in [0, n / 2, n - 1] {
+                for odd in [f64::INFINITY, f64::NEG_INFINITY, f64::NAN] {
+                    let mut ys = xs.clone();
+                    ys[at] = odd;
+                    let (one, two) = (bound_whole(&ys), pool.install(|| bound_in(true, &ys)));
+                    assert_eq!(
+                        one.to_bits(),
+                        two.to_bits(),
+                        "bound with {odd} at {at} of {n}"
+                    );
+                }
+            }
         }
+    }
+
+    /// A part that gives fewer values than its range is a mistake in the
+    /// caller, stopped before the vector is read.
+    #[test]
+    #[should_panic(expected = "a part gave too few values")]
+    fn filled_refuses_a_part_that_gives_too_few_values() {
+        filled(10, 1, |at| std::iter::repeat_n(1.0, at.len() - 1));
     }
 
     /// The sums add in the order `lane_sum` writes down (running sum

@@ -5,6 +5,7 @@
 use ndarray::{Array2, ArrayView2, Zip};
 use smallvec::smallvec;
 
+use super::super::kernels::filled;
 use super::tensor::{Blames, Tensor, map};
 
 /// Elementwise functions of one value, on numbers or matrices.
@@ -144,15 +145,17 @@ fn times_slope(
     g: &ArrayView2<f64>,
     x: &ArrayView2<f64>,
     y: &ArrayView2<f64>,
-    slope: impl Fn(f64, f64) -> f64,
+    slope: impl Fn(f64, f64) -> f64 + Sync,
 ) -> Array2<f64> {
     if let (Some(gs), Some(xs), Some(ys)) = (g.to_slice(), x.to_slice(), y.to_slice()) {
-        let values = gs
-            .iter()
-            .zip(xs)
-            .zip(ys)
-            .map(|((&g, &x), &y)| g * slope(x, y))
-            .collect();
+        let slope = &slope;
+        let values = filled(gs.len(), 1, |at| {
+            gs[at.clone()]
+                .iter()
+                .zip(&xs[at.clone()])
+                .zip(&ys[at])
+                .map(|((&g, &x), &y)| g * slope(x, y))
+        });
         return Array2::from_shape_vec(g.dim(), values).expect("the blame's own size");
     }
     let mut d = g.to_owned();
@@ -168,10 +171,16 @@ fn times_slope(
 fn times_slope_of_output(
     g: &ArrayView2<f64>,
     y: &ArrayView2<f64>,
-    slope: impl Fn(f64) -> f64,
+    slope: impl Fn(f64) -> f64 + Sync,
 ) -> Array2<f64> {
     if let (Some(gs), Some(ys)) = (g.to_slice(), y.to_slice()) {
-        let values = gs.iter().zip(ys).map(|(&g, &y)| g * slope(y)).collect();
+        let slope = &slope;
+        let values = filled(gs.len(), 1, |at| {
+            gs[at.clone()]
+                .iter()
+                .zip(&ys[at])
+                .map(|(&g, &y)| g * slope(y))
+        });
         return Array2::from_shape_vec(g.dim(), values).expect("the blame's own size");
     }
     let mut d = g.to_owned();

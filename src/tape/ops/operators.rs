@@ -5,6 +5,7 @@
 use ndarray::{Array2, ArrayView2, Axis, Zip};
 use smallvec::smallvec;
 
+use super::super::kernels::filled;
 use super::super::matmul::{product, two_products};
 use super::tensor::{Blames, OpError, Tensor, describe_shape, map};
 
@@ -209,16 +210,24 @@ pub fn combine(
     a: &ArrayView2<f64>,
     b: &ArrayView2<f64>,
     shape: (usize, usize),
-    f: impl Fn(f64, f64) -> f64,
+    f: impl Fn(f64, f64) -> f64 + Sync,
 ) -> Array2<f64> {
     fn whole<'a>(v: &ArrayView2<'a, f64>, shape: (usize, usize)) -> Option<&'a [f64]> {
         if v.dim() == shape { v.to_slice() } else { None }
     }
     let single = |v: &ArrayView2<f64>| (v.dim() == (1, 1)).then(|| v[(0, 0)]);
+    let len = shape.0 * shape.1;
+    let f = &f;
     let values: Option<Vec<f64>> = match (whole(a, shape), whole(b, shape)) {
-        (Some(xs), Some(ys)) => Some(xs.iter().zip(ys).map(|(&x, &y)| f(x, y)).collect()),
-        (Some(xs), None) => single(b).map(|y| xs.iter().map(|&x| f(x, y)).collect()),
-        (None, Some(ys)) => single(a).map(|x| ys.iter().map(|&y| f(x, y)).collect()),
+        (Some(xs), Some(ys)) => Some(filled(len, 1, |at| {
+            xs[at.clone()].iter().zip(&ys[at]).map(|(&x, &y)| f(x, y))
+        })),
+        (Some(xs), None) => {
+            single(b).map(|y| filled(len, 1, |at| xs[at].iter().map(move |&x| f(x, y))))
+        }
+        (None, Some(ys)) => {
+            single(a).map(|x| filled(len, 1, |at| ys[at].iter().map(move |&y| f(x, y))))
+        }
         (None, None) => None,
     };
     if let Some(values) = values {
@@ -233,7 +242,7 @@ pub fn combine(
 fn broadcast_zip(
     g: &ArrayView2<f64>,
     other: &ArrayView2<f64>,
-    f: impl Fn(f64, f64) -> f64,
+    f: impl Fn(f64, f64) -> f64 + Sync,
 ) -> Array2<f64> {
     combine(g, other, g.dim(), f)
 }
