@@ -348,23 +348,19 @@ fn by_halves<T: Send, U: Sync>(
 
 /// A new vector of `len` elements, written once (not zeroed first): the
 /// values `part(range)` gives for the elements of `range`, for the whole
-/// length, or, where [`halves`] says so, for two halves at once, the
-/// first of them a whole number of `unit`s long (a row's length, for work
-/// done row by row). Each element is its own computation, so the bits are
-/// the same either way.
+/// length, or, where [`halves`] says so, for two halves at once. Each
+/// element is its own computation, so the bits are the same either way.
 pub fn filled<I: Iterator<Item = f64>>(
     len: usize,
-    unit: usize,
     part: impl Fn(std::ops::Range<usize>) -> I + Sync,
 ) -> Vec<f64> {
-    filled_in(halves(len), len, unit, part)
+    filled_in(halves(len), len, part)
 }
 
 /// [`filled`], in two halves when `split`.
 fn filled_in<I: Iterator<Item = f64>>(
     split: bool,
     len: usize,
-    unit: usize,
     part: impl Fn(std::ops::Range<usize>) -> I + Sync,
 ) -> Vec<f64> {
     let write = |out: &mut [MaybeUninit<f64>], at: usize| {
@@ -377,11 +373,10 @@ fn filled_in<I: Iterator<Item = f64>>(
     };
     let mut out = Vec::with_capacity(len);
     let spare = &mut out.spare_capacity_mut()[..len];
-    let units = len / unit.max(1);
-    if !split || units < 2 {
+    if !split {
         write(spare, 0);
     } else {
-        let middle = units / 2 * unit;
+        let middle = len / 2;
         let (low, high) = spare.split_at_mut(middle);
         crate::threads::join(|| write(low, 0), || write(high, middle));
     }
@@ -548,7 +543,7 @@ mod tests {
             let (one, two) = (tanh_slice(&xs), pool.install(|| tanh_slice_in(true, &xs)));
             assert_eq!(bits(&one), bits(&two), "tanh of {n}");
             assert_eq!(one.len(), n);
-            // A pass made by `filled`, split at a row's end.
+            // A pass made by `filled`.
             let product = |at: std::ops::Range<usize>| {
                 xs[at.clone()]
                     .iter()
@@ -556,10 +551,8 @@ mod tests {
                     .map(|(x, g)| x * g - x / 3.0)
             };
             let whole: Vec<f64> = product(0..n).collect();
-            for unit in [1, 7, 256] {
-                let two = pool.install(|| filled_in(true, n, unit, product));
-                assert_eq!(bits(&whole), bits(&two), "filled of {n} by {unit}");
-            }
+            let two = pool.install(|| filled_in(true, n, product));
+            assert_eq!(bits(&whole), bits(&two), "filled of {n}");
             // The bound, with an infinity or a NaN in either half.
             assert_eq!(pool.install(|| bound_in(true, &xs)), bound_whole(&xs));
             for at in [0, n / 2, n - 1] {
@@ -582,7 +575,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "a part gave too few values")]
     fn filled_refuses_a_part_that_gives_too_few_values() {
-        filled(10, 1, |at| std::iter::repeat_n(1.0, at.len() - 1));
+        filled(10, |at| std::iter::repeat_n(1.0, at.len() - 1));
     }
 
     /// The sums add in the order `lane_sum` writes down (running sum

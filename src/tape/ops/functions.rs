@@ -149,7 +149,7 @@ fn times_slope(
 ) -> Array2<f64> {
     if let (Some(gs), Some(xs), Some(ys)) = (g.to_slice(), x.to_slice(), y.to_slice()) {
         let slope = &slope;
-        let values = filled(gs.len(), 1, |at| {
+        let values = filled(gs.len(), |at| {
             gs[at.clone()]
                 .iter()
                 .zip(&xs[at.clone()])
@@ -175,7 +175,7 @@ fn times_slope_of_output(
 ) -> Array2<f64> {
     if let (Some(gs), Some(ys)) = (g.to_slice(), y.to_slice()) {
         let slope = &slope;
-        let values = filled(gs.len(), 1, |at| {
+        let values = filled(gs.len(), |at| {
             gs[at.clone()]
                 .iter()
                 .zip(&ys[at])

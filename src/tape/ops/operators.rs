@@ -219,14 +219,14 @@ pub fn combine(
     let len = shape.0 * shape.1;
     let f = &f;
     let values: Option<Vec<f64>> = match (whole(a, shape), whole(b, shape)) {
-        (Some(xs), Some(ys)) => Some(filled(len, 1, |at| {
+        (Some(xs), Some(ys)) => Some(filled(len, |at| {
             xs[at.clone()].iter().zip(&ys[at]).map(|(&x, &y)| f(x, y))
         })),
         (Some(xs), None) => {
-            single(b).map(|y| filled(len, 1, |at| xs[at].iter().map(move |&x| f(x, y))))
+            single(b).map(|y| filled(len, |at| xs[at].iter().map(move |&x| f(x, y))))
         }
         (None, Some(ys)) => {
-            single(a).map(|x| filled(len, 1, |at| ys[at].iter().map(move |&y| f(x, y))))
+            single(a).map(|x| filled(len, |at| ys[at].iter().map(move |&y| f(x, y))))
         }
         (None, None) => None,
     };
