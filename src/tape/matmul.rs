@@ -2,12 +2,15 @@
 //!
 //! It calls `faer`'s matrix product (pure Rust, runtime-dispatched AVX2 and
 //! AVX-512 kernels, one thread per call) on strided views, so a transposed
-//! operand is read in place rather than copied. A large product's columns
-//! are split over the threads, each part the same sums as in the whole.
+//! operand is read in place rather than copied. A product is done in
+//! column tasks, each the same sums as in the whole, which the threads
+//! share.
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
 use ndarray::{Array2, ArrayView2};
+use smallvec::{SmallVec, smallvec};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 mod small;
 
@@ -20,7 +23,7 @@ const PANEL: usize = 96;
 const PANELLED_FROM: usize = 1 << 16;
 
 /// `a · b`; `a`'s columns must equal `b`'s rows (checked by the caller),
-/// on as many threads as [`crate::threads::count`] allows.
+/// on as many threads as [`crate::threads::usable`] allows.
 pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     // A small product is never split: it needs no count of the threads.
     if let Some(out) = small::product(&a, &b) {
@@ -29,21 +32,9 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     product_on(a, b, crate::threads::usable())
 }
 
-/// `a · b` with its columns split into up to `threads` parts, each part
-/// done by one thread of the pool (or one after another when there is no
-/// pool): the bits are the same at any `threads`, since a part is computed
-/// exactly as the same columns of the whole are (see [`parts`]).
-///
-/// A product with a large right side and at least two panels of columns is
-/// done one panel of `PANEL` output columns at a time, the last one wider
-/// with what is left over. For a wide right side `faer` otherwise packs all
-/// of it before it starts, more than the core's own cache holds, and reads
-/// the packed copy back once for every few rows of `a`; a panel's packed
-/// part stays near the core. The result is the same bit for bit: each
-/// element is the same sum, taken in the same order (the depth is cut into
-/// blocks of 512 whatever the width, and `same_path` keeps every panel on
-/// the whole product's path), and the product is 4–8% faster at 32–512 rows
-/// by 1024 columns or more.
+/// `a · b` with its columns cut into tasks that up to `threads` threads of
+/// the pool take in turn (see [`together`]): the bits are the same at any
+/// `threads`.
 ///
 /// A product of up to 32Ki multiply-adds and a depth up to 64 runs in
 /// `small`'s kernels where the CPU has AVX-512 or AVX2 with FMA, with the
@@ -53,61 +44,36 @@ pub fn product_on(a: ArrayView2<f64>, b: ArrayView2<f64>, threads: usize) -> Arr
     product_split_from(a, b, threads, SPLIT_FROM)
 }
 
-/// [`product_on`], splitting from `split_from` multiply-adds instead of
-/// [`SPLIT_FROM`]: what `examples/split.rs` measures the break-even with.
+/// [`product_on`], shared over the threads from `split_from` multiply-adds
+/// instead of [`SPLIT_FROM`]: what `examples/split.rs` measures the
+/// break-even with.
 pub fn product_split_from(
     a: ArrayView2<f64>,
     b: ArrayView2<f64>,
     threads: usize,
     split_from: usize,
 ) -> Array2<f64> {
-    let (m, k) = a.dim();
-    let n = b.ncols();
-    debug_assert_eq!(k, b.nrows());
     if let Some(out) = small::product(&a, &b) {
         return out;
     }
-    let mut out = Array2::<f64>::uninit((m, n));
-    let dst = Dst(out.as_mut_ptr().cast::<f64>());
-    let split = parts(m, k, n, threads, split_from);
-    if split.len() > 1 && rayon::current_thread_index().is_some() {
-        let handoff = crate::threads::Handoff::start();
-        // The other parts are offered to the pool; this thread does the
-        // first, then any part no other thread has taken.
-        rayon::scope(|scope| {
-            let (dst, handoff) = (&dst, &handoff);
-            for &(from, to) in &split[1..] {
-                // SAFETY: the parts' columns are disjoint and together all
-                // of `out`'s; see `columns`.
-                scope.spawn(move |_| handoff.part(|| unsafe { columns(a, b, dst.0, from, to) }));
-            }
-            let (from, to) = split[0];
-            // SAFETY: as above.
-            handoff.part(|| unsafe { columns(a, b, dst.0, from, to) });
-            handoff.wait_for_helpers();
-        });
-        handoff.end();
-    } else {
-        for &(from, to) in &split {
-            // SAFETY: as above, one part after another.
-            unsafe { columns(a, b, dst.0, from, to) }
-        }
-    }
-    // SAFETY: the parts wrote every column of every row.
-    unsafe { out.assume_init() }
+    let [out] = together([(a, b)], threads, split_from);
+    out
 }
 
-/// Two products at once: `first.0 · first.1` and `second.0 · second.1`,
-/// one on each of two threads when both have at least [`TWO_FROM`]
-/// multiply-adds and the caller runs in a pool (each then whole on its
-/// thread), one after the other otherwise. The bits are [`product`]'s
-/// either way.
-pub fn two_products(
-    first: (ArrayView2<f64>, ArrayView2<f64>),
-    second: (ArrayView2<f64>, ArrayView2<f64>),
-) -> (Array2<f64>, Array2<f64>) {
-    let large = |(a, b): (ArrayView2<f64>, ArrayView2<f64>)| a.len() * b.ncols() >= TWO_FROM;
-    if large(first) && large(second) && crate::threads::usable() >= 2 {
+/// Two products at once: `first.0 · first.1` and `second.0 · second.1`.
+/// Two done by `faer` share their column tasks over the threads (see
+/// [`together`]); otherwise, when both have at least [`TWO_FROM`]
+/// multiply-adds and the caller runs in a pool, each is done whole on one
+/// of two threads, and else one after the other. The bits are
+/// [`product`]'s either way.
+pub fn two_products(first: Pair, second: Pair) -> (Array2<f64>, Array2<f64>) {
+    let threads = crate::threads::usable();
+    if !small::takes(&first.0, &first.1) && !small::takes(&second.0, &second.1) {
+        let [x, y] = together([first, second], threads, SPLIT_FROM);
+        return (x, y);
+    }
+    let large = |(a, b): Pair| a.len() * b.ncols() >= TWO_FROM;
+    if large(first) && large(second) && threads >= 2 {
         crate::threads::join(
             || product_on(first.0, first.1, 1),
             || product_on(second.0, second.1, 1),
@@ -117,31 +83,138 @@ pub fn two_products(
     }
 }
 
+/// The fewest multiply-adds each of [`two_products`] must have for the two
+/// to run on two threads when `small`'s kernels take one of them.
+pub const TWO_FROM: usize = 1 << 16;
+
+/// A product's two sides.
+pub type Pair<'a> = (ArrayView2<'a, f64>, ArrayView2<'a, f64>);
+
+/// The products of `pairs`, none of them small, each cut into column tasks
+/// ([`tasks`]) that the threads take until none is left: the caller and,
+/// when the products have `split_from` multiply-adds or more in all and it
+/// runs in a pool, up to `threads - 1` other threads of the pool.
+///
+/// Thread `t` (the caller is 0) owns product `t mod N` and takes its tasks
+/// from the front if `t < N`, else from the back; then it takes the other
+/// products' tasks from the back. So of two products each thread works on
+/// its own, reading only its own sides, and helps with the other's last
+/// tasks when it is done; one product's tasks are taken by the caller from
+/// the front and by a helper from the back, each thread's columns side by
+/// side. A thread that comes late or is slowed takes fewer tasks, and the
+/// caller waits at most for the task a helper has in hand. Each task is
+/// computed as the same columns of the whole product are, so the bits are
+/// the same whoever takes which task.
+fn together<const N: usize>(
+    pairs: [Pair; N],
+    threads: usize,
+    split_from: usize,
+) -> [Array2<f64>; N] {
+    let mut outs = pairs.map(|(a, b)| Array2::<f64>::uninit((a.nrows(), b.ncols())));
+    let mut dsts = [const { Dst(std::ptr::null_mut()) }; N];
+    for (dst, out) in dsts.iter_mut().zip(&mut outs) {
+        dst.0 = out.as_mut_ptr().cast::<f64>();
+    }
+    let lists = pairs.map(|(a, b)| tasks(&a, &b, threads));
+    // Each product's tasks not taken yet, `first..last`, as `last << 32 |
+    // first`.
+    let untaken: [AtomicU64; N] =
+        std::array::from_fn(|i| AtomicU64::new((lists[i].len() as u64) << 32));
+    let (lists, dsts, untaken) = (&lists, &dsts, &untaken);
+    let take = move |thread: usize| {
+        for turn in 0..N {
+            let which = (thread + turn) % N;
+            let front = turn == 0 && thread < N;
+            let (a, b) = pairs[which];
+            while let Some(i) = next_task(&untaken[which], front) {
+                let (from, to) = lists[which][i];
+                // SAFETY: each task is taken once (`next_task`), and the
+                // tasks of a product are disjoint columns that together
+                // make all of its output's; see `columns`.
+                unsafe { columns(a, b, dsts[which].0, from, to) }
+            }
+        }
+    };
+    let count: usize = lists.iter().map(|list| list.len()).sum();
+    let work: usize = pairs.iter().map(|(a, b)| a.len() * b.ncols()).sum();
+    let helpers = threads.min(count).saturating_sub(1);
+    if helpers > 0 && work >= split_from && rayon::current_thread_index().is_some() {
+        let handoff = crate::threads::Handoff::start();
+        rayon::scope(|scope| {
+            let handoff = &handoff;
+            for thread in 1..=helpers {
+                scope.spawn(move |_| handoff.part(|| take(thread)));
+            }
+            handoff.part(|| take(0));
+            handoff.wait_for_helpers();
+        });
+        handoff.end();
+    } else {
+        take(0);
+    }
+    // SAFETY: the tasks wrote every column of every row of every product.
+    outs.map(|out| unsafe { out.assume_init() })
+}
+
+/// Takes a task of a product whose tasks not taken yet are `untaken`
+/// (`last << 32 | first`): the first if `front`, else the last; `None`
+/// when none is left.
+fn next_task(untaken: &AtomicU64, front: bool) -> Option<usize> {
+    let was = untaken
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |range| {
+            let (first, last) = (range & 0xffff_ffff, range >> 32);
+            (first < last).then(|| if front { range + 1 } else { range - (1 << 32) })
+        })
+        .ok()?;
+    Some(if front {
+        was & 0xffff_ffff
+    } else {
+        (was >> 32) - 1
+    } as usize)
+}
+
 /// `out`'s first element, shared by the threads that write its parts.
 struct Dst(*mut f64);
-// SAFETY: each thread writes only its own columns (`parts` are disjoint).
+// SAFETY: each thread writes only its own columns (tasks are disjoint).
 unsafe impl Sync for Dst {}
-
-/// The fewest multiply-adds each of [`two_products`] must have for the two
-/// to run on two threads.
-pub const TWO_FROM: usize = 1 << 16;
 
 /// The fewest multiply-adds from which a product is split over threads:
 /// below it, handing a part to another thread costs more than it saves
 /// (`examples/split.rs` measures where the two meet).
 pub const SPLIT_FROM: usize = 1 << 20;
 
-/// The column ranges a product is done in: one, or up to `threads` of
-/// about equal width (a multiple of 8) when the product is large enough
-/// to pay for the split and every part stays on the whole's path, so that
-/// each element is the same sum taken in the same order.
-fn parts(m: usize, k: usize, n: usize, threads: usize, split_from: usize) -> Vec<(usize, usize)> {
+/// The width of a task of a product whose left side is stored row by row.
+const TASK: usize = 32;
+
+/// The column ranges product `a · b` is done in, each on the whole's path
+/// so that each element is the same sum taken in the same order.
+///
+/// A left side stored row by row is read in place, so a task of [`TASK`]
+/// columns costs no more than the same columns of the whole product (less:
+/// the task's part of the right side and of the result stay in the core's
+/// first caches), and the threads share the product [`TASK`] columns at a
+/// time (the last task takes what is left over). Any other left side is
+/// copied by every call, so there the product is cut into one part per
+/// thread, of about equal width (a multiple of 8).
+fn tasks(
+    a: &ArrayView2<f64>,
+    b: &ArrayView2<f64>,
+    threads: usize,
+) -> SmallVec<[(usize, usize); 32]> {
+    let (m, k) = a.dim();
+    let n = b.ncols();
+    if a.strides()[1] == 1 && n >= 2 * TASK && same_path(m, k, TASK) {
+        let count = n / TASK;
+        return (0..count)
+            .map(|i| (i * TASK, if i + 1 == count { n } else { (i + 1) * TASK }))
+            .collect();
+    }
     let threads = threads.min(n / 8).max(1);
     let width = n.div_ceil(threads).next_multiple_of(8);
     // The last part is the narrowest.
     let last = n - (n.div_ceil(width) - 1) * width;
-    if threads < 2 || width >= n || m * k * n < split_from || !same_path(m, k, last) {
-        return vec![(0, n)];
+    if threads < 2 || width >= n || !same_path(m, k, last) {
+        return smallvec![(0, n)];
     }
     (0..n)
         .step_by(width)
@@ -151,6 +224,17 @@ fn parts(m: usize, k: usize, n: usize, threads: usize, split_from: usize) -> Vec
 
 /// Writes columns `from..to` of `a · b` into `out`, an m×n block in
 /// standard layout, panel by panel when [`panelled`].
+///
+/// A task with a large right side and at least two panels of columns is
+/// done one panel of `PANEL` output columns at a time, the last one wider
+/// with what is left over. For a wide right side `faer` otherwise packs all
+/// of it before it starts, more than the core's own cache holds, and reads
+/// the packed copy back once for every few rows of `a`; a panel's packed
+/// part stays near the core. The result is the same bit for bit: each
+/// element is the same sum, taken in the same order (the depth is cut into
+/// blocks of 512 whatever the width, and `same_path` keeps every panel on
+/// the whole product's path), and the product is 4–8% faster at 32–512 rows
+/// by 1024 columns or more.
 ///
 /// # Safety
 /// `out` points at m×n writable elements that overlap neither `a` nor `b`,
@@ -414,8 +498,10 @@ mod tests {
     /// Products of many shapes (every product of a training step of
     /// `bench/gpt.tape` at sizes S, M and L, odd sizes, shapes near the
     /// split's limits), either side plain or transposed, on one thread and
-    /// split over two and three threads of a real pool, alone and two at
-    /// once: the same bits everywhere.
+    /// shared by two and three threads of a real pool, alone, two of the
+    /// same at once, and beside a larger and a smaller product (so that
+    /// one thread runs out of its own product's tasks first and takes the
+    /// other's from the back): the same bits everywhere.
     #[test]
     fn threads_never_change_a_bit_of_a_product() {
         let mut shapes = vec![
@@ -449,6 +535,11 @@ mod tests {
                 .unwrap()
         };
         let (two, three) = (pool(2), pool(3));
+        let bits = |x: &Array2<f64>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let (large_a, large_b) = (filled(128, 256, 7), filled(256, 1024, 8));
+        let large = bits(&whole(large_a.view(), large_b.view()));
+        let (small_a, small_b) = (filled(64, 64, 9), filled(64, 300, 10));
+        let small = bits(&whole(small_a.view(), small_b.view()));
         let mut split = 0;
         for (i, &(m, k, n)) in shapes.iter().enumerate() {
             let a = filled(m, k, 40 + i as u64);
@@ -457,16 +548,28 @@ mod tests {
             for left in [a.view(), a_t.t()] {
                 for right in [b.view(), b_t.t()] {
                     let one = product_on(left, right, 1);
-                    if parts(m, k, n, 2, SPLIT_FROM).len() > 1 {
-                        split += 1;
-                    }
-                    let bits = |x: &Array2<f64>| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    let shared = small::product(&left, &right).is_none()
+                        && m * k * n >= SPLIT_FROM
+                        && tasks(&left, &right, 2).len() > 1;
+                    split += usize::from(shared);
                     for (threads, pool) in [(2, &two), (3, &three)] {
                         let many = pool.install(|| product_on(left, right, threads));
                         assert_eq!(bits(&one), bits(&many), "{m}×{k}×{n} on {threads} threads");
                         let (x, y) = pool.install(|| two_products((left, right), (left, right)));
                         assert_eq!(bits(&one), bits(&x), "{m}×{k}×{n}, two at once");
                         assert_eq!(bits(&one), bits(&y), "{m}×{k}×{n}, two at once");
+                        for (c, d, want) in
+                            [(&large_a, &large_b, &large), (&small_a, &small_b, &small)]
+                        {
+                            let (x, y) =
+                                pool.install(|| two_products((left, right), (c.view(), d.view())));
+                            assert_eq!(bits(&one), bits(&x), "{m}×{k}×{n}, beside another");
+                            assert_eq!(*want, bits(&y), "{m}×{k}×{n}, the other");
+                            let (y, x) =
+                                pool.install(|| two_products((c.view(), d.view()), (left, right)));
+                            assert_eq!(bits(&one), bits(&x), "{m}×{k}×{n}, after another");
+                            assert_eq!(*want, bits(&y), "{m}×{k}×{n}, the other first");
+                        }
                     }
                     assert_eq!(
                         bits(&one),
@@ -476,7 +579,65 @@ mod tests {
                 }
             }
         }
-        assert!(split >= 40, "only {split} of the products were split");
+        assert!(split >= 40, "only {split} of the products were shared");
+    }
+
+    /// A product's tasks cover its columns once, in order, each on the
+    /// whole product's path: narrow ones for a left side stored row by
+    /// row, else one per thread.
+    #[test]
+    fn tasks_cover_the_columns_once_on_the_whole_products_path() {
+        for (m, k, n) in [
+            (128, 256, 1024),
+            (128, 1024, 256),
+            (128, 256, 65),
+            (2, 1000, 63),
+            (3, 700, 500),
+            (1, 1024, 1024),
+            (300, 300, 17),
+        ] {
+            let (a, b) = (filled(m, k, 1), filled(k, n, 2));
+            let a_t = stored_transposed(&a);
+            for (left, threads) in [
+                (a.view(), 1),
+                (a.view(), 2),
+                (a_t.t(), 1),
+                (a_t.t(), 2),
+                (a_t.t(), 3),
+            ] {
+                let list = tasks(&left, &b.view(), threads);
+                let mut at = 0;
+                for &(from, to) in &list {
+                    assert_eq!(from, at, "{m}×{k}×{n}: {list:?}");
+                    assert!(
+                        list.len() == 1 || same_path(m, k, to - from),
+                        "{m}×{k}×{n}: {list:?}"
+                    );
+                    at = to;
+                }
+                assert_eq!(at, n, "{m}×{k}×{n}: {list:?}");
+                if left.strides()[1] == 1 && m >= 2 && n >= 2 * TASK {
+                    assert_eq!(list.len(), n / TASK, "{m}×{k}×{n}: {list:?}");
+                } else {
+                    assert!(list.len() <= threads, "{m}×{k}×{n} on {threads}: {list:?}");
+                }
+            }
+        }
+    }
+
+    /// Tasks are taken from either end, each once, until none is left.
+    #[test]
+    fn each_task_is_taken_once_from_either_end() {
+        let (a, b) = (filled(256, 128, 1), filled(256, 1024, 2));
+        let halves: &[(usize, usize)] = &[(0, 512), (512, 1024)];
+        assert_eq!(&tasks(&a.t(), &b.view(), 2)[..], halves);
+        let untaken = AtomicU64::new(4 << 32);
+        assert_eq!(next_task(&untaken, true), Some(0));
+        assert_eq!(next_task(&untaken, false), Some(3));
+        assert_eq!(next_task(&untaken, false), Some(2));
+        assert_eq!(next_task(&untaken, true), Some(1));
+        assert_eq!(next_task(&untaken, true), None);
+        assert_eq!(next_task(&untaken, false), None);
     }
 
     #[test]

@@ -118,12 +118,14 @@ pub fn product(a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> Option<Array2<f64>> 
     product_with(a, b, kernel()?)
 }
 
-/// [`product`] with `kernel`, which the CPU must have.
-pub(super) fn product_with(
-    a: &ArrayView2<f64>,
-    b: &ArrayView2<f64>,
-    kernel: Kernel,
-) -> Option<Array2<f64>> {
+/// Whether [`product`] takes `a · b`.
+pub fn takes(a: &ArrayView2<f64>, b: &ArrayView2<f64>) -> bool {
+    kernel().is_some_and(|kernel| fits(a, b, kernel))
+}
+
+/// Whether `kernel` takes `a · b`: its size and depth, and a right side
+/// stored by rows or by columns.
+fn fits(a: &ArrayView2<f64>, b: &ArrayView2<f64>, kernel: Kernel) -> bool {
     let (m, k) = a.dim();
     let n = b.ncols();
     let most = match kernel {
@@ -135,11 +137,26 @@ pub(super) fn product_with(
     } else {
         DEEPEST
     };
-    let fits = m >= 2 && n >= 2 && (2..=deepest).contains(&k) && m * k * n <= most;
     let (b_rows, b_cols) = (b.strides()[0], b.strides()[1]);
-    if !fits || (b_cols != 1 && b_rows != 1) {
+    m >= 2
+        && n >= 2
+        && (2..=deepest).contains(&k)
+        && m * k * n <= most
+        && (b_cols == 1 || b_rows == 1)
+}
+
+/// [`product`] with `kernel`, which the CPU must have.
+pub(super) fn product_with(
+    a: &ArrayView2<f64>,
+    b: &ArrayView2<f64>,
+    kernel: Kernel,
+) -> Option<Array2<f64>> {
+    if !fits(a, b, kernel) {
         return None;
     }
+    let (m, k) = a.dim();
+    let n = b.ncols();
+    let (b_rows, b_cols) = (b.strides()[0], b.strides()[1]);
     #[cfg(target_arch = "x86_64")]
     if kernel == Kernel::Avx2 {
         assert!(
