@@ -3,12 +3,12 @@
 //! It calls `faer`'s matrix product (pure Rust, runtime-dispatched AVX2 and
 //! AVX-512 kernels, one thread per call) on strided views, so a transposed
 //! operand is read in place rather than copied. A product is done in
-//! column tasks, each the same sums as in the whole, which the threads
-//! share.
+//! tasks (ranges of its columns or rows), each the same sums as in the
+//! whole, which the threads share.
 
 use faer::linalg::matmul::triangular::{self, BlockStructure};
 use faer::{Accum, MatMut, MatRef, Par};
-use ndarray::{Array2, ArrayView2};
+use ndarray::{Array2, ArrayView2, s};
 use smallvec::{SmallVec, smallvec};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -32,7 +32,7 @@ pub fn product(a: ArrayView2<f64>, b: ArrayView2<f64>) -> Array2<f64> {
     product_on(a, b, crate::threads::usable())
 }
 
-/// `a · b` with its columns cut into tasks that up to `threads` threads of
+/// `a · b` cut into tasks that up to `threads` threads of
 /// the pool take in turn (see [`together`]): the bits are the same at any
 /// `threads`.
 ///
@@ -61,7 +61,7 @@ pub fn product_split_from(
 }
 
 /// Two products at once: `first.0 · first.1` and `second.0 · second.1`.
-/// Two done by `faer` share their column tasks over the threads (see
+/// Two done by `faer` share their tasks over the threads (see
 /// [`together`]); otherwise, when both have at least [`TWO_FROM`]
 /// multiply-adds and the caller runs in a pool, each is done whole on one
 /// of two threads, and else one after the other. The bits are
@@ -90,7 +90,7 @@ pub const TWO_FROM: usize = 1 << 16;
 /// A product's two sides.
 pub type Pair<'a> = (ArrayView2<'a, f64>, ArrayView2<'a, f64>);
 
-/// The products of `pairs`, none of them small, each cut into column tasks
+/// The products of `pairs`, none of them small, each cut into tasks
 /// ([`tasks`]) that the threads take until none is left: the caller and,
 /// when the products have `split_from` multiply-adds or more in all and it
 /// runs in a pool, up to `threads - 1` other threads of the pool.
@@ -100,11 +100,11 @@ pub type Pair<'a> = (ArrayView2<'a, f64>, ArrayView2<'a, f64>);
 /// products' tasks from the back. So of two products each thread works on
 /// its own, reading only its own sides, and helps with the other's last
 /// tasks when it is done; one product's tasks are taken by the caller from
-/// the front and by a helper from the back, each thread's columns side by
-/// side. A thread that comes late or is slowed takes fewer tasks, and the
-/// caller waits at most for the task a helper has in hand. Each task is
-/// computed as the same columns of the whole product are, so the bits are
-/// the same whoever takes which task.
+/// the front and by a helper from the back, each thread's part of the
+/// result in one piece. A thread that comes late or is slowed takes fewer
+/// tasks, and the caller waits at most for the task a helper has in hand.
+/// Each task is computed as the same part of the whole product is, so the
+/// bits are the same whoever takes which task.
 fn together<const N: usize>(
     pairs: [Pair; N],
     threads: usize,
@@ -119,23 +119,34 @@ fn together<const N: usize>(
     // Each product's tasks not taken yet, `first..last`, as `last << 32 |
     // first`.
     let untaken: [AtomicU64; N] =
-        std::array::from_fn(|i| AtomicU64::new((lists[i].len() as u64) << 32));
+        std::array::from_fn(|i| AtomicU64::new((lists[i].1.len() as u64) << 32));
     let (lists, dsts, untaken) = (&lists, &dsts, &untaken);
     let take = move |thread: usize| {
         for turn in 0..N {
             let which = (thread + turn) % N;
             let front = turn == 0 && thread < N;
             let (a, b) = pairs[which];
+            let (by_rows, list) = &lists[which];
             while let Some(i) = next_task(&untaken[which], front) {
-                let (from, to) = lists[which][i];
+                let (from, to) = list[i];
                 // SAFETY: each task is taken once (`next_task`), and the
-                // tasks of a product are disjoint columns that together
-                // make all of its output's; see `columns`.
-                unsafe { columns(a, b, dsts[which].0, from, to) }
+                // tasks of a product are disjoint columns, or rows, that
+                // together make all of its output's; see `columns`. Rows
+                // `from..to` of the output are the product of those rows
+                // of `a`, `from` rows of `n` elements into it.
+                unsafe {
+                    if *by_rows {
+                        let n = b.ncols();
+                        let out = dsts[which].0.add(from * n);
+                        columns(a.slice(s![from..to, ..]), b, out, 0, n)
+                    } else {
+                        columns(a, b, dsts[which].0, from, to)
+                    }
+                }
             }
         }
     };
-    let count: usize = lists.iter().map(|list| list.len()).sum();
+    let count: usize = lists.iter().map(|(_, list)| list.len()).sum();
     let work: usize = pairs.iter().map(|(a, b)| a.len() * b.ncols()).sum();
     let helpers = threads.min(count).saturating_sub(1);
     if helpers > 0 && work >= split_from && rayon::current_thread_index().is_some() {
@@ -186,8 +197,9 @@ pub const SPLIT_FROM: usize = 1 << 20;
 /// The width of a task of a product whose left side is stored row by row.
 const TASK: usize = 32;
 
-/// The column ranges product `a · b` is done in, each on the whole's path
-/// so that each element is the same sum taken in the same order.
+/// The ranges product `a · b` is done in, of columns or (when the first is
+/// `true`) of rows, each on the whole's path so that each element is the
+/// same sum taken in the same order.
 ///
 /// A left side stored row by row is read in place, so a task of [`TASK`]
 /// columns costs no more than the same columns of the whole product (less:
@@ -195,32 +207,40 @@ const TASK: usize = 32;
 /// first caches), and the threads share the product [`TASK`] columns at a
 /// time (the last task takes what is left over). Any other left side is
 /// copied by every call, so there the product is cut into one part per
-/// thread, of about equal width (a multiple of 8).
-fn tasks(
-    a: &ArrayView2<f64>,
-    b: &ArrayView2<f64>,
-    threads: usize,
-) -> SmallVec<[(usize, usize); 32]> {
+/// thread, of about equal size (a multiple of 8): of its rows when it has
+/// more rows than columns, so that each thread copies only its part's
+/// rows of `a`, else of its columns.
+fn tasks(a: &ArrayView2<f64>, b: &ArrayView2<f64>, threads: usize) -> (bool, Ranges) {
     let (m, k) = a.dim();
     let n = b.ncols();
     if a.strides()[1] == 1 && n >= 2 * TASK && same_path(m, k, TASK) {
         let count = n / TASK;
-        return (0..count)
-            .map(|i| (i * TASK, if i + 1 == count { n } else { (i + 1) * TASK }))
-            .collect();
+        let ranges =
+            (0..count).map(|i| (i * TASK, if i + 1 == count { n } else { (i + 1) * TASK }));
+        return (false, ranges.collect());
     }
-    let threads = threads.min(n / 8).max(1);
-    let width = n.div_ceil(threads).next_multiple_of(8);
+    let by_rows = m > n;
+    let long = if by_rows { m } else { n };
+    let threads = threads.min(long / 8).max(1);
+    let width = long.div_ceil(threads).next_multiple_of(8);
     // The last part is the narrowest.
-    let last = n - (n.div_ceil(width) - 1) * width;
-    if threads < 2 || width >= n || !same_path(m, k, last) {
-        return smallvec![(0, n)];
+    let last = long - (long.div_ceil(width) - 1) * width;
+    let on_path = if by_rows {
+        same_path(last, k, n)
+    } else {
+        same_path(m, k, last)
+    };
+    if threads < 2 || width >= long || !on_path {
+        return (false, smallvec![(0, n)]);
     }
-    (0..n)
+    let ranges = (0..long)
         .step_by(width)
-        .map(|from| (from, (from + width).min(n)))
-        .collect()
+        .map(|from| (from, (from + width).min(long)));
+    (by_rows, ranges.collect())
 }
+
+/// A product's task ranges.
+type Ranges = SmallVec<[(usize, usize); 32]>;
 
 /// Writes columns `from..to` of `a · b` into `out`, an m×n block in
 /// standard layout, panel by panel when [`panelled`].
@@ -550,7 +570,7 @@ mod tests {
                     let one = product_on(left, right, 1);
                     let shared = small::product(&left, &right).is_none()
                         && m * k * n >= SPLIT_FROM
-                        && tasks(&left, &right, 2).len() > 1;
+                        && tasks(&left, &right, 2).1.len() > 1;
                     split += usize::from(shared);
                     for (threads, pool) in [(2, &two), (3, &three)] {
                         let many = pool.install(|| product_on(left, right, threads));
@@ -588,6 +608,7 @@ mod tests {
     #[test]
     fn tasks_cover_the_columns_once_on_the_whole_products_path() {
         for (m, k, n) in [
+            (1024, 128, 256),
             (128, 256, 1024),
             (128, 1024, 256),
             (128, 256, 65),
@@ -605,17 +626,24 @@ mod tests {
                 (a_t.t(), 2),
                 (a_t.t(), 3),
             ] {
-                let list = tasks(&left, &b.view(), threads);
+                let (by_rows, list) = tasks(&left, &b.view(), threads);
+                let long = if by_rows { m } else { n };
                 let mut at = 0;
                 for &(from, to) in &list {
                     assert_eq!(from, at, "{m}×{k}×{n}: {list:?}");
+                    let (rows, cols) = if by_rows {
+                        (to - from, n)
+                    } else {
+                        (m, to - from)
+                    };
                     assert!(
-                        list.len() == 1 || same_path(m, k, to - from),
+                        list.len() == 1 || same_path(rows, k, cols),
                         "{m}×{k}×{n}: {list:?}"
                     );
                     at = to;
                 }
-                assert_eq!(at, n, "{m}×{k}×{n}: {list:?}");
+                assert_eq!(at, long, "{m}×{k}×{n}: {list:?}");
+                assert!(!by_rows || m > n, "{m}×{k}×{n}: cut by rows");
                 if left.strides()[1] == 1 && m >= 2 && n >= 2 * TASK {
                     assert_eq!(list.len(), n / TASK, "{m}×{k}×{n}: {list:?}");
                 } else {
@@ -630,7 +658,10 @@ mod tests {
     fn each_task_is_taken_once_from_either_end() {
         let (a, b) = (filled(256, 128, 1), filled(256, 1024, 2));
         let halves: &[(usize, usize)] = &[(0, 512), (512, 1024)];
-        assert_eq!(&tasks(&a.t(), &b.view(), 2)[..], halves);
+        assert_eq!(tasks(&a.t(), &b.view(), 2), (false, halves.into()));
+        // A result with more rows than columns is cut by rows.
+        let (a, b) = (filled(128, 1024, 1), filled(128, 256, 2));
+        assert_eq!(tasks(&a.t(), &b.view(), 2), (true, halves.into()));
         let untaken = AtomicU64::new(4 << 32);
         assert_eq!(next_task(&untaken, true), Some(0));
         assert_eq!(next_task(&untaken, false), Some(3));
