@@ -602,11 +602,12 @@ mod tests {
         assert!(split >= 40, "only {split} of the products were shared");
     }
 
-    /// A product's tasks cover its columns once, in order, each on the
-    /// whole product's path: narrow ones for a left side stored row by
-    /// row, else one per thread.
+    /// A product's tasks cover its columns, or its rows, once and in
+    /// order, each on the whole product's path: narrow ones for a left side
+    /// stored row by row, else one per thread, of rows only for a result
+    /// taller than wide.
     #[test]
-    fn tasks_cover_the_columns_once_on_the_whole_products_path() {
+    fn tasks_cover_the_result_once_on_the_whole_products_path() {
         for (m, k, n) in [
             (1024, 128, 256),
             (128, 256, 1024),
