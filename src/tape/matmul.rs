@@ -115,6 +115,9 @@ fn together<const N: usize>(
     for (dst, out) in dsts.iter_mut().zip(&mut outs) {
         dst.0 = out.as_mut_ptr().cast::<f64>();
     }
+    let work: usize = pairs.iter().map(|(a, b)| a.len() * b.ncols()).sum();
+    let shared = work >= split_from && rayon::current_thread_index().is_some();
+    let threads = if shared { threads } else { 1 };
     let lists = pairs.map(|(a, b)| tasks(&a, &b, threads));
     // Each product's tasks not taken yet, `first..last`, as `last << 32 |
     // first`.
@@ -147,9 +150,8 @@ fn together<const N: usize>(
         }
     };
     let count: usize = lists.iter().map(|(_, list)| list.len()).sum();
-    let work: usize = pairs.iter().map(|(a, b)| a.len() * b.ncols()).sum();
     let helpers = threads.min(count).saturating_sub(1);
-    if helpers > 0 && work >= split_from && rayon::current_thread_index().is_some() {
+    if helpers > 0 {
         let handoff = crate::threads::Handoff::start();
         rayon::scope(|scope| {
             let handoff = &handoff;
