@@ -392,6 +392,33 @@ impl Repl {
         let _ = self.interp.out.flush();
     }
 
+    /// A command that could not run as entered: an error of the entry,
+    /// which a piped session's exit status counts.
+    fn refuse(&mut self, message: String, hint: String) {
+        let d = self.sources.unplaced(message).with_hint(hint);
+        self.report(&d);
+    }
+
+    /// An unknown command `:word`, with the command it may have meant:
+    /// one edit away at most, as the commands are short words that two
+    /// edits turn into one another (`:nope` is not a misspelled `:tape`).
+    fn unknown_command(&mut self, word: &str) {
+        let lower = word.to_lowercase();
+        let names = HELP
+            .lines()
+            .filter_map(|l| {
+                l.trim_start()
+                    .strip_prefix(':')
+                    .and_then(|l| l.split_whitespace().next())
+            })
+            .filter(|name| strsim::osa_distance(&lower, name) <= 1);
+        let hint = match crate::diagnostic::near_miss(word, names) {
+            Some(close) => format!("did you mean `:{close}`? `:help` lists the commands"),
+            None => "`:help` lists the commands".to_string(),
+        };
+        self.refuse(format!("there is no command `:{word}`"), hint);
+    }
+
     fn report(&mut self, d: &Diagnostic) {
         self.report_all(std::slice::from_ref(d));
     }
@@ -835,7 +862,7 @@ impl Repl {
             let word = command.split_whitespace().next().unwrap_or("");
             match command_help(word) {
                 Some(line) => self.say(&format!("{line}\n")),
-                None => self.say(&format!("unknown command `:{word}`; :help lists them\n")),
+                None => self.unknown_command(word),
             }
             return;
         }
@@ -892,13 +919,17 @@ impl Repl {
             )
             && !(name == "tape" && rest == "all")
         {
-            self.say(&if name == "tape" {
-                "`:tape` takes nothing or `all` after it, so it did not run\n".to_string()
+            if name == "tape" {
+                self.refuse(
+                    "`:tape` takes nothing or `all` after it, so it did not run".to_string(),
+                    "enter `:tape` alone, or `:tape all` to list every record".to_string(),
+                );
             } else {
-                format!(
-                    "`:{name}` takes nothing after it, so it did not run; enter `:{name}` alone\n"
-                )
-            });
+                self.refuse(
+                    format!("`:{name}` takes nothing after it, so it did not run"),
+                    format!("enter `:{name}` alone"),
+                );
+            }
             return;
         }
         match name {
@@ -1142,10 +1173,19 @@ impl Repl {
                 self.say("reset: no variables, routines or tape\n");
             }
             "walk" => self.walk(),
-            "blame" => self.say("`:blame` needs a variable's name: `:blame NAME`\n"),
-            "graph" => self.say("`:graph` needs a file to draw into: `:graph tape.dot`\n"),
-            "load" => self.say("`:load` needs a program file: `:load FILE`\n"),
-            _ => self.say(&format!("unknown command `:{name}`; :help lists them\n")),
+            "blame" => self.refuse(
+                "`:blame` needs a variable's name".to_string(),
+                "`:blame NAME`, for example `:blame w`".to_string(),
+            ),
+            "graph" => self.refuse(
+                "`:graph` needs a file to draw into".to_string(),
+                "`:graph tape.dot` (or `.svg`, `.png`, `.html`)".to_string(),
+            ),
+            "load" => self.refuse(
+                "`:load` needs a program file".to_string(),
+                "`:load FILE`, for example `:load programs/knob.tape`".to_string(),
+            ),
+            _ => self.unknown_command(name),
         }
     }
 }

@@ -56,3 +56,31 @@ fn a_piped_transcript_with_an_error_exits_with_1() {
         assert!(out.ends_with(shown), "{out}");
     }
 }
+
+/// A command that cannot run as entered (unknown, or missing what it
+/// needs, or given what it does not take) is an error like any other:
+/// a diagnostic on stderr, and status 1 at the end of a piped transcript.
+#[test]
+fn a_command_that_cannot_run_is_an_error() {
+    for input in [
+        ":wlak\n",
+        ":load\n",
+        ":blame\n",
+        ":graph\n",
+        ":vars x\n",
+        ":help :nope\n",
+    ] {
+        let output = piped(format!("{input}WriteLn(7);\n").as_bytes());
+        let out = String::from_utf8_lossy(&output.stdout);
+        let err = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{input}: {out}{err}");
+        assert!(err.starts_with("Error: "), "{input}: {err}");
+        assert_eq!(out, "7\n", "{input}");
+    }
+    let err = String::from_utf8_lossy(&piped(b":wlak\n").stderr).into_owned();
+    assert_eq!(
+        err,
+        "Error: there is no command `:wlak`\n\
+         Help: did you mean `:walk`? `:help` lists the commands\n"
+    );
+}
