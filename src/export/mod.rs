@@ -578,7 +578,9 @@ impl Exporter<'_> {
                 self.emit(depth, open, span);
                 let mut leaves = Vec::new();
                 let mut set = Vec::new();
-                first_reads(body, &mut Reach::new(&self.routines), &mut set, &mut leaves);
+                let mut reach = Reach::new(&self.routines);
+                first_reads(body, &mut reach, &mut set, &mut leaves);
+                let var_first = reach.var_first;
                 // Inside a routine, a leaf it does not own is a global: it
                 // is made a leaf where it lives, so that the routine's reads
                 // and a later `Blame` of it find the leaf.
@@ -603,6 +605,25 @@ impl Exporter<'_> {
                 if !leaves.is_empty() {
                     let names: Vec<String> = leaves.iter().map(|n| py_name(n)).collect();
                     let quoted: Vec<String> = leaves.iter().map(|n| py_str(n)).collect();
+                    // A variable first named as a `var` argument may have
+                    // no value yet (the routine may assign it): it goes in
+                    // as `rt.UNSET`, which stays what it is.
+                    let scope = if self.in_routine {
+                        "locals()"
+                    } else {
+                        "globals()"
+                    };
+                    let values: Vec<String> = leaves
+                        .iter()
+                        .zip(&names)
+                        .map(|(n, py)| {
+                            if var_first.contains(n) && !(self.in_routine && n == "Result") {
+                                format!("{scope}.get({}, rt.UNSET)", py_str(py))
+                            } else {
+                                py.clone()
+                            }
+                        })
+                        .collect();
                     // One name is unpacked from a list of one: `w, = ...`.
                     let targets = match names.as_slice() {
                         [one] => format!("{one},"),
@@ -612,7 +633,7 @@ impl Exporter<'_> {
                         depth,
                         &format!(
                             "{targets} = rt.leaves([{}], [{}])",
-                            names.join(", "),
+                            values.join(", "),
                             quoted.join(", ")
                         ),
                         span,
@@ -1029,9 +1050,14 @@ fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves:
     let read = |e: &Expr, set: &Vec<String>, leaves: &mut Vec<String>, reach: &mut Reach| {
         let mut names = Vec::new();
         expr_reads(e, reach, &mut names);
+        let mut passed = Vec::new();
+        var_arguments(e, reach.routines, &mut passed);
         for n in names {
-            if !set.contains(&n) {
-                push_new(leaves, &n);
+            if !set.contains(&n) && !leaves.contains(&n) {
+                if passed.contains(&n) {
+                    push_new(&mut reach.var_first, &n);
+                }
+                leaves.push(n);
             }
         }
     };
@@ -1093,6 +1119,40 @@ fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves:
     }
 }
 
+/// The variables an expression passes to a routine's `var` parameters.
+fn var_arguments(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Call { name, args } => {
+            if let Some(r) = routines.get(&*name.text) {
+                for (p, arg) in r.params.iter().zip(args) {
+                    if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
+                        push_new(into, &n.text);
+                    }
+                }
+            }
+            for a in args {
+                var_arguments(&a.value, routines, into);
+            }
+        }
+        ExprKind::Matrix(rows) => rows
+            .iter()
+            .flat_map(|(r, _)| r)
+            .for_each(|x| var_arguments(x, routines, into)),
+        ExprKind::Index { target, row, col } => {
+            for x in [target, row, col] {
+                var_arguments(x, routines, into);
+            }
+        }
+        ExprKind::Unary { operand, .. } => var_arguments(operand, routines, into),
+        ExprKind::Chain { first, rest } => {
+            var_arguments(first, routines, into);
+            rest.iter()
+                .for_each(|(_, _, x)| var_arguments(x, routines, into));
+        }
+        _ => {}
+    }
+}
+
 /// The variables an expression reads (not routines, not builtins).
 fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
     match &e.kind {
@@ -1145,6 +1205,8 @@ struct Reach<'a> {
     /// Whether a recursion was cut while the innermost routine was worked
     /// out: its globals are then complete only for the outermost.
     cut: bool,
+    /// The tape's leaves first named as a routine's `var` argument.
+    var_first: Vec<String>,
 }
 
 impl<'a> Reach<'a> {
@@ -1154,6 +1216,7 @@ impl<'a> Reach<'a> {
             working: Vec::new(),
             known: HashMap::new(),
             cut: false,
+            var_first: Vec::new(),
         }
     }
 
@@ -1181,7 +1244,10 @@ impl<'a> Reach<'a> {
         assigned(&r.body, self.routines, &mut own);
         let mut read = Vec::new();
         let mut set = own.clone();
+        // The routine's own reads are not the tape's.
+        let var_first = std::mem::take(&mut self.var_first);
         first_reads(&r.body, self, &mut set, &mut read);
+        self.var_first = var_first;
         let globals: Vec<String> = read.into_iter().filter(|n| !own.contains(n)).collect();
         for g in &globals {
             push_new(into, g);
