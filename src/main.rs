@@ -251,7 +251,9 @@ fn main() {
         }
         Some(Command::File(words)) => {
             let file = PathBuf::from(&words[0]);
-            if file.extension().is_some_and(|e| e == "tape") || file.is_file() {
+            // A folder is a path meant as a program too: its run says why
+            // it cannot be read, as `tapec run` of it does.
+            if file.extension().is_some_and(|e| e == "tape") || file.is_file() || file.is_dir() {
                 let args = words[1..]
                     .iter()
                     .map(|w| w.to_string_lossy().into_owned())

@@ -69,6 +69,15 @@ fn a_word_that_is_no_command_and_no_file_is_a_usage_error() {
     let (_, err, code) = tapec(&["no_such_program.tape"]);
     assert_eq!(code, 1);
     assert!(err.contains("cannot read `no_such_program.tape`"), "{err}");
+    // So is a folder given as the program, as under `tapec run`.
+    for args in [&["programs"][..], &["run", "programs"][..]] {
+        let (out, err, code) = tapec(args);
+        assert_eq!((code, out.as_str()), (1, ""), "{args:?}");
+        assert!(
+            err.contains("cannot read `programs`: it is a folder, not a file"),
+            "{args:?}: {err}"
+        );
+    }
 }
 
 #[test]
