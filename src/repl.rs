@@ -31,7 +31,7 @@ pub const WALK_PROMPT: &str = "walk> ";
 const HELP: &str = "\
 Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
-  :help NAME      a builtin (Tanh), a keyword (tape) or a command (:walk) explained
+  :help NAME      a builtin (Tanh), keyword (tape), command (:walk) or your routine explained
   :vars           every variable with its shape
   :tape [all]     the records of the open or last tape (a long one summarised)
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
@@ -885,17 +885,37 @@ impl Repl {
             self.say(&format!("{name} (a type): {}\n", ty.help()));
             return;
         }
+        if let Some(routine) = self.interp.routines.get(name).cloned() {
+            let header = routine.header;
+            let text = self.sources.text(header.source);
+            let shown = text
+                .get(header.start..header.end)
+                .unwrap_or(name)
+                .to_string();
+            let kind = if routine.is_function {
+                "function"
+            } else {
+                "procedure"
+            };
+            self.say(&format!("{shown}\n  a {kind} of this session\n"));
+            return;
+        }
         match crate::declarations::find(name) {
             Some(b) => self.say(&b.help()),
             None => {
-                let names = crate::declarations::BUILTINS.iter().map(|b| b.name).chain(
-                    crate::syntax::lexer::KEYWORDS
-                        .iter()
-                        .map(|(word, _, _)| *word),
-                );
-                let mut d = self
-                    .sources
-                    .unplaced(format!("there is no builtin or keyword called `{name}`"));
+                let routines: Vec<String> = self.interp.routines.keys().cloned().collect();
+                let names = crate::declarations::BUILTINS
+                    .iter()
+                    .map(|b| b.name)
+                    .chain(
+                        crate::syntax::lexer::KEYWORDS
+                            .iter()
+                            .map(|(word, _, _)| *word),
+                    )
+                    .chain(routines.iter().map(String::as_str));
+                let mut d = self.sources.unplaced(format!(
+                    "there is no builtin, keyword or routine called `{name}`"
+                ));
                 d = match crate::diagnostic::near_miss(name, names) {
                     Some(close) => d.with_hint(format!("did you mean `{close}`?")),
                     None => d.with_hint(
