@@ -1048,10 +1048,8 @@ fn binary(op: BinaryOp) -> &'static str {
 /// followed yet.)
 fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves: &mut Vec<String>) {
     let read = |e: &Expr, set: &Vec<String>, leaves: &mut Vec<String>, reach: &mut Reach| {
-        let mut names = Vec::new();
-        expr_reads(e, reach, &mut names);
-        let mut passed = Vec::new();
-        var_arguments(e, reach.routines, &mut passed);
+        let (mut names, mut passed) = (Vec::new(), Vec::new());
+        expr_reads(e, reach, &mut names, &mut passed);
         for n in names {
             if !set.contains(&n) && !leaves.contains(&n) {
                 if passed.contains(&n) {
@@ -1119,42 +1117,9 @@ fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves:
     }
 }
 
-/// The variables an expression passes to a routine's `var` parameters.
-fn var_arguments(e: &Expr, routines: &HashMap<String, Rc<Routine>>, into: &mut Vec<String>) {
-    match &e.kind {
-        ExprKind::Call { name, args } => {
-            if let Some(r) = routines.get(&*name.text) {
-                for (p, arg) in r.params.iter().zip(args) {
-                    if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
-                        push_new(into, &n.text);
-                    }
-                }
-            }
-            for a in args {
-                var_arguments(&a.value, routines, into);
-            }
-        }
-        ExprKind::Matrix(rows) => rows
-            .iter()
-            .flat_map(|(r, _)| r)
-            .for_each(|x| var_arguments(x, routines, into)),
-        ExprKind::Index { target, row, col } => {
-            for x in [target, row, col] {
-                var_arguments(x, routines, into);
-            }
-        }
-        ExprKind::Unary { operand, .. } => var_arguments(operand, routines, into),
-        ExprKind::Chain { first, rest } => {
-            var_arguments(first, routines, into);
-            rest.iter()
-                .for_each(|(_, _, x)| var_arguments(x, routines, into));
-        }
-        _ => {}
-    }
-}
-
-/// The variables an expression reads (not routines, not builtins).
-fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
+/// The variables an expression reads (not routines, not builtins), and in
+/// `passed` those it passes to a routine's `var` parameters.
+fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>, passed: &mut Vec<String>) {
     match &e.kind {
         ExprKind::Name(n) if reach.routines.contains_key(&*n.text) => {
             reach.globals_read(&n.text, into)
@@ -1169,10 +1134,18 @@ fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
         ExprKind::Matrix(rows) => rows
             .iter()
             .flat_map(|(r, _)| r)
-            .for_each(|x| expr_reads(x, reach, into)),
+            .for_each(|x| expr_reads(x, reach, into, passed)),
         ExprKind::Call { name, args } => {
-            for a in args {
-                expr_reads(&a.value, reach, into);
+            let routine = reach.routines.get(&*name.text).cloned();
+            for (k, a) in args.iter().enumerate() {
+                let by_ref = routine
+                    .as_ref()
+                    .and_then(|r| r.params.get(k))
+                    .is_some_and(|p| p.by_ref);
+                if let (true, ExprKind::Name(n)) = (by_ref, &a.value.kind) {
+                    push_new(passed, &n.text);
+                }
+                expr_reads(&a.value, reach, into, passed);
             }
             if reach.routines.contains_key(&*name.text) {
                 reach.globals_read(&name.text, into);
@@ -1180,13 +1153,14 @@ fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>) {
         }
         ExprKind::Index { target, row, col } => {
             for x in [target, row, col] {
-                expr_reads(x, reach, into);
+                expr_reads(x, reach, into, passed);
             }
         }
-        ExprKind::Unary { operand, .. } => expr_reads(operand, reach, into),
+        ExprKind::Unary { operand, .. } => expr_reads(operand, reach, into, passed),
         ExprKind::Chain { first, rest } => {
-            expr_reads(first, reach, into);
-            rest.iter().for_each(|(_, _, x)| expr_reads(x, reach, into));
+            expr_reads(first, reach, into, passed);
+            rest.iter()
+                .for_each(|(_, _, x)| expr_reads(x, reach, into, passed));
         }
         _ => {}
     }
