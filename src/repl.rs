@@ -48,16 +48,22 @@ Enter statements; each runs when it is complete.
 const LISTED_RECORDS: usize = 40;
 const LISTED_LAST: usize = 10;
 
+/// The prompt's commands as `:help` lists them: each one's word (without
+/// the `:`) and its line.
+fn commands() -> impl Iterator<Item = (&'static str, &'static str)> {
+    HELP.lines().filter_map(|l| {
+        let word = l
+            .trim_start()
+            .strip_prefix(':')?
+            .split_whitespace()
+            .next()?;
+        Some((word, l.trim()))
+    })
+}
+
 /// What `:help` says of the prompt's command `:word`, if there is one.
 pub fn command_help(word: &str) -> Option<&'static str> {
-    HELP.lines()
-        .find(|l| {
-            l.trim_start()
-                .strip_prefix(':')
-                .and_then(|l| l.split_whitespace().next())
-                == Some(word)
-        })
-        .map(str::trim)
+    commands().find(|&(w, _)| w == word).map(|(_, line)| line)
 }
 
 /// One interactive session. Program output and echoes go to `out`,
@@ -404,13 +410,8 @@ impl Repl {
     /// edits turn into one another (`:nope` is not a misspelled `:tape`).
     fn unknown_command(&mut self, word: &str) {
         let lower = word.to_lowercase();
-        let names = HELP
-            .lines()
-            .filter_map(|l| {
-                l.trim_start()
-                    .strip_prefix(':')
-                    .and_then(|l| l.split_whitespace().next())
-            })
+        let names = commands()
+            .map(|(name, _)| name)
             .filter(|name| strsim::osa_distance(&lower, name) <= 1);
         let hint = match crate::diagnostic::near_miss(word, names) {
             Some(close) => format!("did you mean `:{close}`? `:help` lists the commands"),
