@@ -348,25 +348,11 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
     EXIT_OK
 }
 
-/// The modules an exported script and its runtime import: a script of one
-/// of these names would be imported in their place, since Python looks in
-/// the script's own folder first.
-const IMPORTED: &[&str] = &[
-    "tape_runtime",
-    "torch",
-    "numpy",
-    "matplotlib",
-    "linecache",
-    "math",
-    "os",
-    "re",
-    "struct",
-    "sys",
-];
-
 /// Why the script cannot be written at `script`, if it cannot: over the
-/// program itself, or under the name of a module it imports (the runtime
-/// written beside it among them).
+/// program itself, or as `tape_runtime.py`, which the runtime written
+/// beside it would replace. Any other name is safe: the script puts its
+/// own folder last on Python's path, so a file named like a module it
+/// imports (`torch.py`, `random.py`) is never imported in its place.
 fn unfit_script_name(script: &Path, program: &Path) -> Option<String> {
     let same_file = match (script.canonicalize(), program.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,
@@ -380,17 +366,10 @@ fn unfit_script_name(script: &Path, program: &Path) -> Option<String> {
             program.with_extension("py").display()
         ));
     }
-    let stem = script.file_stem()?.to_str()?;
-    let is_python = script.extension().is_some_and(|e| e == "py");
-    (is_python && IMPORTED.contains(&stem)).then(|| {
-        let name = if stem == "tape_runtime" {
-            "the runtime written beside it".to_string()
-        } else {
-            format!("the module `{stem}` it imports")
-        };
+    (script.file_name()? == "tape_runtime.py").then(|| {
         format!(
-            "cannot name the script `{}`: Python would import it in place of {name}; name \
-             it otherwise with `-o`, such as `-o {stem}_program.py`",
+            "cannot name the script `{}`: the runtime written beside it has that name; name \
+             it otherwise with `-o`, such as `-o tape_runtime_program.py`",
             script.display()
         )
     })
@@ -505,6 +484,7 @@ fn run_loaded(
     }
     let mut interp = Interpreter::new(out);
     interp.tape.only_blame_read = reads == Reads::OnlyBlame && !replays_tapes;
+    interp.program = Some(opts.path.clone());
     interp.params = std::iter::once(opts.path.display().to_string())
         .chain(opts.args.iter().cloned())
         .collect();

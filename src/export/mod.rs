@@ -284,9 +284,12 @@ impl Exporter<'_> {
         self.out.push_str(&format!(
             "#!/usr/bin/env python3\n\"\"\"{}{name}, exported by tapec: the same statements in \
              Python, each with its source line.\n\nIt needs `tape_runtime.py`, written beside \
-             it.\n\"\"\"\nimport os\nimport sys\n\nsys.path.insert(0, \
-             os.path.dirname(os.path.abspath(__file__)))\nimport tape_runtime as rt  # noqa: \
-             E402\n\n",
+             it.\n\"\"\"\nimport os\nimport sys\n\n# This folder, which holds tape_runtime.py, \
+             goes last on the path: a file here\n# named like a module Python imports \
+             (random.py, this script) is not\n# imported in its place.\n_here = \
+             os.path.dirname(os.path.abspath(__file__))\nsys.path = [p for p in sys.path if \
+             os.path.abspath(p or os.curdir) != _here] + [_here]\nimport tape_runtime as rt  \
+             # noqa: E402\n\n",
             self.file
         ));
         let mut routines: Vec<Rc<Routine>> = self.routines.values().cloned().collect();
@@ -320,11 +323,13 @@ impl Exporter<'_> {
 
     fn routine(&mut self, r: &Routine) -> Out<()> {
         let params: Vec<String> = r.params.iter().map(|p| py_name(&p.name.text)).collect();
-        // The declared types, checked by the decorator at each call.
+        // The declared types, checked by the decorator at each call; a
+        // `var` parameter's marked, as its argument is checked, not widened.
         let types: String = r
             .params
             .iter()
             .map(|p| match p.ty {
+                Some((ty, _)) if p.by_ref => format!("{}, ", py_str(&format!("var {}", ty.name()))),
                 Some((ty, _)) => format!("{}, ", py_str(ty.name())),
                 None => "None, ".to_string(),
             })

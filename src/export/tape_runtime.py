@@ -510,13 +510,24 @@ def routine(name, types=(), function=None):
     """A routine's calls: counted, so that nesting deeper than the
     language allows is its error, not Python's; its arguments checked
     against the parameters' declared types (`types`, None where there is
-    none), as errors of the call; and a function's `Result` checked to be
-    set when it returns (`function`: where its header is)."""
+    none, "var Real" for a `var` parameter), as errors of the call; and a
+    function's `Result` checked to be set when it returns (`function`:
+    where its header is)."""
+    def given(a, t):
+        if t is None:
+            return a
+        if t.startswith("var "):
+            # The caller's variable itself: checked, never widened, so an
+            # Integer on the tape stays the tape's value.
+            typed(a, t[len("var "):])
+            return a
+        return typed(a, t)
+
     def wrap(body):
         def call(*args):
             if _depth[0] >= MAX_CALL_DEPTH:
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
-            args = [a if t is None else typed(a, t) for a, t in zip(args, types)] + list(args[len(types):])
+            args = [given(a, t) for a, t in zip(args, types)] + list(args[len(types):])
             _depth[0] += 1
             _var_frames.append([])
             try:
