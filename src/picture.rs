@@ -34,14 +34,15 @@ pub fn shown_name(record: &Record, sources: &SourceMap) -> Option<String> {
 const SHOWN_IN_FULL: usize = 16;
 
 /// A number as short as it can be and still readable: up to 4 decimals,
-/// or, for a number those would show as 0 that is not 0, 4 significant
-/// digits with an exponent (a blame of 0.00001 is `1e-5`, not `0`: a 0
-/// says the result does not depend on it).
+/// or, for a number those would show as 0 that is not 0, and for one of a
+/// million or more, 4 significant digits with an exponent (a blame of
+/// 0.00001 is `1e-5`, not `0`: a 0 says the result does not depend on it;
+/// 1e308 is `1e308`, not its 309 digits).
 fn compact(x: f64) -> String {
     if x.is_infinite() {
         return if x > 0.0 { "inf".into() } else { "-inf".into() };
     }
-    if x != 0.0 && x.abs() < 0.00005 {
+    if x != 0.0 && (x.abs() < 0.00005 || x.abs() >= 1e6) {
         let text = format!("{x:.3e}");
         let (mantissa, exponent) = text.split_once('e').expect("an exponent");
         let mantissa = mantissa.trim_end_matches('0').trim_end_matches('.');
@@ -512,5 +513,9 @@ mod tests {
         assert_eq!(compact(1.2345678e-9), "1.235e-9");
         assert_eq!(compact(0.00005), "0.0001");
         assert_eq!(compact(f64::NEG_INFINITY), "-inf");
+        assert_eq!(compact(999_999.0), "999999");
+        assert_eq!(compact(1e6), "1e6");
+        assert_eq!(compact(-2.5e7), "-2.5e7");
+        assert_eq!(compact(1e308), "1e308");
     }
 }
