@@ -560,11 +560,9 @@ impl<'a> Checker<'a> {
         true
     }
 
-    fn assignment(&mut self, target: &Name) {
-        // What else could be said of the name follows from this error.
-        if self.not_a_routine(target) {
-            return;
-        }
+    /// An error if `target`, assigned (or nudged) here, is the counter of a
+    /// `for` loop around it.
+    fn not_a_counter(&mut self, target: &Name, label: &str) {
         if self.loop_vars.iter().any(|v| **v == *target.text) {
             self.error(
                 Diagnostic::new(
@@ -574,10 +572,18 @@ impl<'a> Checker<'a> {
                         target.text
                     ),
                 )
-                .with_label(target.span, "assigned here")
+                .with_label(target.span, label)
                 .with_hint("use another variable; the loop sets this one each time round"),
             );
         }
+    }
+
+    fn assignment(&mut self, target: &Name) {
+        // What else could be said of the name follows from this error.
+        if self.not_a_routine(target) {
+            return;
+        }
+        self.not_a_counter(target, "assigned here");
         if &*target.text == "Inf" || declarations::find(&target.text).is_some() {
             self.error(
                 Diagnostic::new(
@@ -693,10 +699,12 @@ impl<'a> Checker<'a> {
                 if self.in_tape {
                     self.error(blame_in_tape(b.name, span));
                 }
-                if let Some(arg) = args.first()
-                    && !matches!(arg.value.kind, ExprKind::Name(_))
-                {
-                    self.error(takes_a_variable_name(b.name, arg.value.span));
+                match args.first().map(|a| &a.value.kind) {
+                    Some(ExprKind::Name(target)) if b.does == Does::Nudge => {
+                        self.not_a_counter(target, "Nudge assigns it here");
+                    }
+                    Some(ExprKind::Name(_)) | None => {}
+                    Some(_) => self.error(takes_a_variable_name(b.name, args[0].value.span)),
                 }
             }
             return Some(b.kind == Kind::Function);

@@ -153,6 +153,9 @@ impl Interpreter {
             }
             Does::Nudge => {
                 let (name, v, node) = self.variable_on_tape("Nudge", &args[0])?;
+                if let Some(d) = self.nudges_a_counter(&name, span) {
+                    return fail(d);
+                }
                 self.remember_nudge(node, span);
                 let rate = self.eval(&args[1].value)?;
                 let Some(rate_number) = rate.as_number() else {

@@ -99,7 +99,7 @@ struct VarParam {
 /// Where a variable lives: a global (by its number), or a local of the
 /// frame at that depth. A `var` parameter passed on names the first
 /// variable, so a place is never another parameter.
-#[derive(Clone)]
+#[derive(Clone, PartialEq)]
 enum Place {
     Global(u32, Rc<str>),
     Local(usize, Rc<str>),
@@ -159,11 +159,18 @@ pub struct Interpreter {
     /// so that a second `Nudge` of one variable, or a `Blame` after it, is
     /// told about the first (unless the variable was assigned since).
     nudged: Vec<(u32, Span, Option<Value>)>,
+    /// The counters of the `for` loops running now, each with its name in
+    /// the `for`: `Nudge` may not change one (the checker finds the
+    /// `Nudge` written in the loop's body, this one called from it).
+    counters: Vec<(Place, Span)>,
     /// The rate of the last `Nudge`, for the REPL's echo (a number: no
     /// allocation on the training path).
     pub last_nudge: Option<Value>,
     /// `ParamStr(0)`, `ParamStr(1)`, ...
     pub params: Vec<String>,
+    /// The program file being run, which `Save` may not write over (none
+    /// at the prompt).
+    pub program: Option<PathBuf>,
     /// Where `ReadText` and `Plot` paths start from.
     pub base_dir: PathBuf,
     /// What `base_dir` is, in a learner's words, for the hint of an error
@@ -217,6 +224,7 @@ impl Interpreter {
         self.tape_result = s.tape_result;
         self.unrecorded_uses = s.unrecorded_uses;
         self.frames.clear();
+        self.counters.clear();
     }
 
     pub fn new(out: Box<dyn Write>) -> Interpreter {
@@ -225,6 +233,7 @@ impl Interpreter {
             notices: Vec::new(),
             warned: HashSet::new(),
             nudged: Vec::new(),
+            counters: Vec::new(),
             last_nudge: None,
             globals: Globals::default(),
             resolution: Resolution::default(),
@@ -237,6 +246,7 @@ impl Interpreter {
             rng: Random::default(),
             out,
             params: vec![String::new()],
+            program: None,
             base_dir: PathBuf::from("."),
             paths_from: "the program file's folder",
             interrupt: Arc::new(AtomicBool::new(false)),
@@ -395,16 +405,11 @@ impl Interpreter {
                 let first = self.expect_int(&first, from.span, "a `for` bound")?;
                 let last = self.eval(to)?;
                 let last = self.expect_int(&last, to.span, "a `for` bound")?;
-                let mut i = first;
-                while (!*down && i <= last) || (*down && i >= last) {
-                    self.tick(var.span)?;
-                    self.assign(var, Value::int(i))?;
-                    if self.run_stmt(body)? == Next::Break || i == last {
-                        break;
-                    }
-                    i = if *down { i - 1 } else { i + 1 };
-                }
-                Ok(Next::Go)
+                let counter = self.place_of(var);
+                self.counters.push((counter, var.span));
+                let counted = self.count(var, first, last, *down, body);
+                self.counters.pop();
+                counted.map(|_| Next::Go)
             }
             StmtKind::While { cond, body } => {
                 while self.eval_condition(cond, "while")? {
@@ -1490,6 +1495,38 @@ impl Interpreter {
             declared,
             place,
         })
+    }
+
+    /// A `for` loop's turns, from `first` to `last`.
+    fn count(&mut self, var: &Name, first: i64, last: i64, down: bool, body: &Stmt) -> Flow<()> {
+        let mut i = first;
+        while (!down && i <= last) || (down && i >= last) {
+            self.tick(var.span)?;
+            self.assign(var, Value::int(i))?;
+            if self.run_stmt(body)? == Next::Break || i == last {
+                break;
+            }
+            i = if down { i - 1 } else { i + 1 };
+        }
+        Ok(())
+    }
+
+    /// The error of a `Nudge` of a `for` counter whose loop is running.
+    pub(crate) fn nudges_a_counter(&mut self, name: &Name, span: Span) -> Option<Diagnostic> {
+        let place = self.place_of(name);
+        let &(_, counter) = self.counters.iter().find(|(p, _)| *p == place)?;
+        Some(
+            Diagnostic::new(
+                span,
+                format!(
+                    "`{}` is the counter of a `for` loop that is running: Nudge cannot change it",
+                    name.text
+                ),
+            )
+            .with_label(name.span, "nudged here")
+            .with_label(counter, "the loop that counts with it")
+            .with_hint("the loop sets its counter each time round; train another variable"),
+        )
     }
 
     /// Where the variable `name` of the running code lives, or will live

@@ -130,6 +130,10 @@ struct Exporter<'a> {
     /// `Result` and what it assigns): Python's locals of its function.
     /// Any other name it reads is a global.
     own: Vec<String>,
+    /// The globals some routine nudges: a top-level `for` loop counting
+    /// with one notes it while it runs (`rt.counting`), as tapec refuses
+    /// such a `Nudge` while the loop runs.
+    nudged_globals: HashSet<String>,
     /// Inside a `tape` block's own statements: an assignment there is on
     /// the tape and may be its result.
     in_tape: bool,
@@ -156,6 +160,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         var_params: Vec::new(),
         whole_var_call: false,
         own: Vec::new(),
+        nudged_globals: HashSet::new(),
         in_tape: false,
         replays: calls_check_blame(&program.body),
         tapes: 0,
@@ -382,11 +387,12 @@ impl Exporter<'_> {
         self.own.push("Result".to_string());
         assigned(&r.body, &self.routines, &mut self.own);
         // A global the routine nudges is the global's name in Python too.
-        let globals: Vec<String> = nudged(&r.body, &self.routines)
+        let shared: Vec<String> = nudged(&r.body, &self.routines)
             .into_iter()
             .filter(|n| !self.own.contains(n))
-            .map(|n| py_name(&n))
             .collect();
+        self.nudged_globals.extend(shared.iter().cloned());
+        let globals: Vec<String> = shared.iter().map(|n| py_name(n)).collect();
         if !globals.is_empty() {
             self.emit(1, &format!("global {}", globals.join(", ")), None);
         }
@@ -538,11 +544,14 @@ impl Exporter<'_> {
             } => {
                 let (a, b) = (self.expr(from)?, self.expr(to)?);
                 let (a, b) = (format!("rt.bound({a})"), format!("rt.bound({b})"));
-                let range = if *down {
+                let mut range = if *down {
                     format!("range({a}, {b} - 1, -1)")
                 } else {
                     format!("range({a}, {b} + 1)")
                 };
+                if !self.in_routine && self.nudged_globals.contains(&*var.text) {
+                    range = format!("rt.counting({}, {range})", py_str(&var.text));
+                }
                 self.emit(
                     depth,
                     &format!("for {} in {range}:", py_name(&var.text)),
@@ -764,11 +773,14 @@ impl Exporter<'_> {
                 .iter()
                 .find(|(t, _)| **t == *n.text)
                 .map_or("None".to_string(), |(_, ty)| py_str(ty.name()));
-            let declared = if declared == "None" {
+            let mut declared = if declared == "None" {
                 String::new()
             } else {
                 format!(", {declared}")
             };
+            if self.in_routine && !self.own.iter().any(|o| *o == *n.text) {
+                declared.push_str(", shared=True");
+            }
             return Ok(format!(
                 "{v} = rt.nudge({v}, {}, {rate}{declared})",
                 py_str(&n.text)

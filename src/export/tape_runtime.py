@@ -1191,9 +1191,25 @@ def blame(v, name, where=None):
     return float(g) if g.dim() == 0 else g.detach().clone()
 
 
-def nudge(v, name, rate, declared=None, where=None):
+# The counters of the top-level `for` loops running now whose global a
+# routine nudges: tapec refuses such a `Nudge` while its loop runs.
+_counting = []
+
+
+def counting(name, turns):
+    """A top-level `for` loop's turns, its counter `name` noted while they
+    run (a `break` ends them too), for `nudge`."""
+    _counting.append(name)
+    try:
+        yield from turns
+    finally:
+        _counting.pop()
+
+
+def nudge(v, name, rate, declared=None, where=None, shared=False):
     """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
-    variable declared Integer cannot take the Real it makes."""
+    variable declared Integer cannot take the Real it makes, and a
+    routine's global (`shared`) cannot be a running loop's counter."""
     if declared == "Integer":
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
     nudged = f"`{name}` was already nudged after the last tape"
@@ -1204,6 +1220,8 @@ def nudge(v, name, rate, declared=None, where=None):
         raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
     if getattr(v, "_nudged_on", None) == _tapes[0]:
         raise TapeError(where, nudged)
+    if shared and name in _counting:
+        raise TapeError(where, f"`{name}` is the counter of a `for` loop that is running: Nudge cannot change it")
     g = blame(v, name, where)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
     if (new != new) if type(new) is float else bool(_torch().isnan(new).any()):
