@@ -485,16 +485,32 @@ impl<'a> Checker<'a> {
             .chain(r.locals.iter().map(|d| &d.name))
             .for_each(|name| {
                 self.not_a_routine(name);
+                if r.is_function && &*name.text == "Result" {
+                    self.error(
+                        Diagnostic::new(
+                            name.span,
+                            format!(
+                                "`Result` is what the function `{}` gives back: \
+                                 it cannot also be a parameter or a local",
+                                r.name.text
+                            ),
+                        )
+                        .with_label(name.span, "named `Result` here")
+                        .with_hint("give this one another name"),
+                    );
+                }
             });
         let mut locals: HashSet<String> =
             r.params.iter().map(|p| p.name.text.to_string()).collect();
         locals.extend(r.locals.iter().map(|d| d.name.text.to_string()));
         let mut assigned = HashSet::new();
-        r.body
-            .iter()
-            .for_each(|s| collect_assigned(s, &mut assigned, false));
-        // A name the routine assigns is local unless it is a global; that
-        // case is reported where it is assigned.
+        for s in &r.body {
+            collect_assigned(s, &mut assigned, false);
+            passed_to_var_params(s, &self.var_params, &mut assigned);
+        }
+        // A name the routine assigns (or passes to a `var` parameter, which
+        // may give it its first value) is local unless it is a global; those
+        // cases are reported where it is assigned or passed.
         locals.extend(assigned.into_iter().filter(|n| !self.globals.contains(n)));
         if r.is_function {
             locals.insert("Result".to_string());
