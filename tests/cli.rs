@@ -121,3 +121,29 @@ fn no_command_without_a_terminal_points_to_the_repl_command() {
     assert_eq!((code, out.as_str()), (2, ""));
     assert!(err.contains("`tapec repl`"), "{err}");
 }
+
+#[test]
+fn save_never_writes_over_the_program_itself() {
+    let dir = std::env::temp_dir().join(format!("tapec-cli-save-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("me.tape");
+    let text = "x := [[1, 2]];\nSave(x, 'other.txt');\nSave(x, ParamStr(1));\n";
+    std::fs::write(&program, text).unwrap();
+    let program = program.to_str().unwrap();
+    // By its own name, and by another path to the same file.
+    for path in ["me.tape", "./sub/../me.tape"] {
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        let (_, err, code) = tapec(&["run", program, path]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("Save would write over the program itself"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(dir.join("me.tape")).unwrap(), text);
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("other.txt")).unwrap(),
+        "1.0 2.0\n"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

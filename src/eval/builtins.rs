@@ -13,7 +13,7 @@ use super::value::Value;
 use super::{files, format};
 use crate::declarations::{Builtin, Does, Filling, Kind};
 use crate::diagnostic::{Diagnostic, Span, counted};
-use crate::syntax::lexer::string_literal;
+use crate::syntax::lexer::{string_literal, string_literal_clipped};
 use crate::syntax::tree::{Arg, TypeName};
 use crate::tape::ops::{Elementwise, Unary};
 use crate::tape::{Op, Tensor};
@@ -34,7 +34,11 @@ fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic
         ),
     )
     .with_label(span, v.describe());
-    if matches!(v, Value::Int(..) | Value::Real(..)) && b.takes.contains("matri") {
+    let wants_a_matrix = match b.params.get(position) {
+        Some(p) => p.kind == crate::declarations::ParamKind::Matrix,
+        None => b.takes.contains("matri"),
+    };
+    if matches!(v, Value::Int(..) | Value::Real(..)) && wants_a_matrix {
         d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
     }
     d
@@ -284,9 +288,13 @@ impl Interpreter {
                 };
             }
             Does::Power => {
-                // The exponent is read, never blamed: one on the tape is
-                // warned about when the tape closes.
-                if self.tape.open && v(1).tag().is_some_and(|t| t.tape() == self.tape.id) {
+                // The exponent is read, never blamed: one on the tape that
+                // a variable's value reaches (not a constant such as `-1`)
+                // is warned about when the tape closes.
+                if self.tape.open
+                    && let Some(node) = self.tape.find(v(1).tag())
+                    && self.tape.depends_on_another_variable(node, "")
+                {
                     self.note_unrecorded("Power", s(1));
                 }
                 let p = match v(1) {
@@ -666,18 +674,35 @@ impl Interpreter {
             Does::StrToInt => {
                 let text = self.string(b, &vals, 0)?;
                 let digits = text.strip_prefix(['-', '+']).unwrap_or(&text);
-                let parsed = if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
-                    text.parse::<i64>().ok()
-                } else {
-                    None
-                };
+                let parsed = text.parse::<i64>().ok();
+                let digits_only = !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit());
                 match parsed {
                     Some(n) => Value::int(n),
+                    None if digits_only => {
+                        return fail(
+                            Diagnostic::new(
+                                s(0),
+                                format!(
+                                    "StrToInt: {} is too large for an Integer",
+                                    string_literal_clipped(&text)
+                                ),
+                            )
+                            .with_label(s(0), "this string")
+                            .with_hint(format!(
+                                "an Integer lies between {} and {}; `StrToFloat` reads it as a Real",
+                                i64::MIN,
+                                i64::MAX
+                            )),
+                        );
+                    }
                     None => {
                         return fail(
                             Diagnostic::new(
                                 s(0),
-                                format!("StrToInt: {} is not an Integer", string_literal(&text)),
+                                format!(
+                                    "StrToInt: {} is not an Integer",
+                                    string_literal_clipped(&text)
+                                ),
                             )
                             .with_label(s(0), "this string")
                             .with_hint("an Integer is an optional sign and digits, within 64 bits"),
@@ -693,7 +718,10 @@ impl Interpreter {
                         return fail(
                             Diagnostic::new(
                                 s(0),
-                                format!("StrToFloat: {} is not a number", string_literal(&text)),
+                                format!(
+                                    "StrToFloat: {} is not a number",
+                                    string_literal_clipped(&text)
+                                ),
                             )
                             .with_label(s(0), "this string")
                             .with_hint(
@@ -857,6 +885,16 @@ impl Interpreter {
             return fail(
                 about_path(s(1), format!("Save needs a file's name, but {what}"))
                     .with_hint("name the file to write, such as 'weights.txt'"),
+            );
+        }
+        let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
+        if self.program.as_deref().is_some_and(|p| same(p, &full)) {
+            return fail(
+                about_path(
+                    s(1),
+                    format!("Save would write over the program itself, `{path}`"),
+                )
+                .with_hint("save the matrix to a file of its own, such as 'weights.txt'"),
             );
         }
         if let Err(e) = files::write_whole(&full, &files::matrix_text(&m)) {

@@ -26,14 +26,29 @@ pub fn matrix_text(m: &Array2<f64>) -> String {
 /// Writes `text` to `path` whole or not at all: to a temporary file beside
 /// it, then renamed over it. The temporary file is the writer's own (its
 /// process and a number of the process's), so two programs of one process
-/// saving to one path never rename each other's.
+/// saving to one path never rename each other's. As writing in place
+/// would, it writes through a symbolic link to the file it names, refuses
+/// a file that is read-only, and leaves an existing file's permissions as
+/// they were.
 pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let followed = std::fs::canonicalize(path);
+    let path = followed.as_deref().unwrap_or(path);
+    let kept = std::fs::metadata(path).ok().map(|m| m.permissions());
+    if kept.as_ref().is_some_and(|p| p.readonly()) {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            "the file is read-only",
+        ));
+    }
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temporary = path.with_file_name(format!(".{name}.{}.{n}.partial", std::process::id()));
     let written = std::fs::File::create(&temporary).and_then(|mut file| {
         file.write_all(text.as_bytes())?;
+        if let Some(permissions) = kept {
+            file.set_permissions(permissions)?;
+        }
         file.sync_all()
     });
     let renamed = written.and_then(|()| std::fs::rename(&temporary, path));
@@ -41,6 +56,15 @@ pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
         let _ = std::fs::remove_file(&temporary);
     }
     renamed
+}
+
+/// The first 40 characters of `token`, and `...` if there are more: a
+/// message quoting a file's word stays short whatever the file holds.
+fn clipped(token: &str) -> String {
+    match token.char_indices().nth(40) {
+        Some((at, _)) => format!("{}...", &token[..at]),
+        None => token.to_string(),
+    }
 }
 
 /// A place in a file `Load` refuses, and why.
@@ -72,6 +96,8 @@ pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
     let mut cols: Option<usize> = None;
     let mut rows = 0;
     let mut blank: Option<usize> = None;
+    // A byte-order mark, which some editors write first, is not a number.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     for (i, line) in text.split('\n').enumerate() {
         let line = line.strip_suffix('\r').unwrap_or(line);
         let number_of_line = i + 1;
@@ -106,7 +132,7 @@ pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
                     return Err(Refusal {
                         line: number_of_line,
                         column,
-                        why: format!("`{}` is not a number", token.escape_debug()),
+                        why: format!("`{}` is not a number", clipped(token).escape_debug()),
                     });
                 }
             }
@@ -203,6 +229,33 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_write_goes_through_a_link_keeps_permissions_and_refuses_a_read_only_file() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tapec-files-link-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (real, link) = (dir.join("real.txt"), dir.join("link.txt"));
+        std::fs::write(&real, "1\n").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_whole(&link, "2\n").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "2\n");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o640);
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let refused = write_whole(&real, "3\n").unwrap_err();
+        assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "2\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn load_takes_tabs_and_crlf_and_refuses_what_is_not_a_matrix() {
         assert_eq!(
@@ -222,5 +275,15 @@ mod tests {
             (1, 3, "`x` is not a number")
         );
         assert_eq!(refused("NaN\n").why, "`NaN` is not a number");
+        // A byte-order mark first is skipped; a long word is quoted short.
+        assert_eq!(
+            parse_matrix("\u{feff}1 2\n").unwrap(),
+            (1, 2, vec![1.0, 2.0])
+        );
+        let long = refused(&"7x".repeat(1000));
+        assert_eq!(
+            long.why,
+            format!("`{}...` is not a number", "7x".repeat(20))
+        );
     }
 }

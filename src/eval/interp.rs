@@ -1722,6 +1722,19 @@ impl Interpreter {
                         )),
                     );
                 }
+                if numeric && self.tape.result.is_none() && self.tape.records.is_empty() {
+                    return fail(
+                        Diagnostic::new(
+                            name.span,
+                            format!("`{builtin}({})` needs a tape, but no tape has run yet", name.text),
+                        )
+                        .with_label(name.span, "no tape has recorded this value")
+                        .with_hint(format!(
+                            "read `{}` inside a `tape ... end;` block, then use `{builtin}` after its `end;`",
+                            name.text
+                        )),
+                    );
+                }
                 let d = Diagnostic::new(
                     name.span,
                     format!("`{}` is not on the last tape", name.text),

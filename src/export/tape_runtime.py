@@ -1596,15 +1596,21 @@ def power(a, p, where=None):
         p = float(p.detach())
     if not _number(p) or _is_tensor(p):
         raise TapeError(where, f"Power's exponent is a number, not {_kind(p)}")
+    # A negative base to a finite power that is not whole is a NaN (an
+    # error), -inf included, where pow gives an infinity or 0.
+    whole = not math.isfinite(float(p)) or float(p) == math.floor(float(p))
     if _is_tensor(a):
-        return _checked(a ** float(p), where, "Power")
+        out = a ** float(p)
+        if not whole:
+            out = _torch().where(a < 0, math.nan, out)
+        return _checked(out, where, "Power")
     a, p = float(a), float(p)
     if a == 0.0 and p < 0:
         # IEEE pow: an infinity, negative for -0 to an odd whole power.
-        odd = p == math.floor(p) and math.fmod(p, 2.0) != 0.0
+        odd = whole and math.isfinite(p) and math.fmod(p, 2.0) != 0.0
         return math.copysign(math.inf, a) if odd else math.inf
     try:
-        return _real(a ** p if a >= 0 or p == math.floor(p) else math.nan, where, "Power")
+        return _real(a ** p if a >= 0 or whole else math.nan, where, "Power")
     except OverflowError:
         return math.inf if a > 0 or math.fmod(p, 2.0) == 0.0 else -math.inf
 
@@ -1763,6 +1769,8 @@ def _shortest(x):
 
 def save(m, path, where=None):
     m = _matrix_arg(m, where, "Save")
+    if type(path) is not str:
+        raise TapeError(where, f"Save takes a matrix and a file path, but argument 2 is {_kind(path)}")
     text = "".join(" ".join(_shortest(x) for x in row) + "\n" for row in _rows(m))
     try:
         with open(_path(path), "w", encoding="utf-8") as f:
@@ -1788,6 +1796,8 @@ def load(path, where=None):
     """`Load(path)`: rows of numbers separated by spaces or tabs, refused as
     tapec refuses them (src/eval/files.rs)."""
     text = read_text(path, where)
+    # A byte-order mark, which some editors write first, is not a number.
+    text = text[1:] if text.startswith("\ufeff") else text
 
     def refuse(line, column, why):
         raise TapeError(where, f"`{path}` is not a matrix: line {line}, column {column}: {why}")

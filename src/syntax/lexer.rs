@@ -83,6 +83,19 @@ pub fn string_literal(text: &str) -> String {
     shown
 }
 
+/// `text` as [`string_literal`] shows it, but only its first 40
+/// characters and then how long it is: a message about a long string
+/// (a file's whole line, a number of 200,000 digits) stays short.
+pub fn string_literal_clipped(text: &str) -> String {
+    const SHOWN: usize = 40;
+    let count = text.chars().count();
+    if count <= SHOWN {
+        return string_literal(text);
+    }
+    let head: String = text.chars().take(SHOWN).collect();
+    format!("{}... (of {count} characters)", string_literal(&head))
+}
+
 fn parse_string(lex: &mut logos::Lexer<RawToken>) -> String {
     let body = lex.slice();
     body[1..body.len() - 1].replace("''", "'")

@@ -188,9 +188,18 @@ fn times_slope_of_output(
     d
 }
 
-/// `Power(a, p)`: each element to the power `p` (IEEE `pow`).
+/// `Power(a, p)`: each element to the power `p` (IEEE `pow`), except that
+/// a negative base to a finite power that is not whole is a NaN (an error)
+/// even when the base is -inf, where `pow` gives an infinity or 0.
 pub(super) fn power_forward(p: f64, a: &Tensor) -> Tensor {
-    map(a, |x| x.powf(p))
+    let whole = !p.is_finite() || p.fract() == 0.0;
+    map(a, |x| {
+        if x < 0.0 && !whole {
+            f64::NAN
+        } else {
+            x.powf(p)
+        }
+    })
 }
 
 /// The blame of `a` is the blame times `p · a^(p-1)`, exactly 0 for `p = 0`
