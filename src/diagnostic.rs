@@ -385,9 +385,12 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
             strsim::jaro_winkler(&lower, &other)
         };
         let distance = strsim::osa_distance(&lower, &other);
-        // A name of one letter is near only itself in the other case:
-        // `q` is not a misspelled `P`.
-        let close = score >= 0.88 || (distance <= 2 && distance < name.chars().count());
+        // A name of one letter is near only itself in the other case
+        // (`q` is not a misspelled `P`), and two edits are a slip only in
+        // a name of five letters or more (`Foo` is not a misspelled `Col`).
+        let letters = name.chars().count();
+        let close = score >= 0.88
+            || (distance < letters && (distance <= 1 || (distance == 2 && letters >= 5)));
         // Ties go to the name first in order, so the hint never depends
         // on the order the candidates come in (some come from hash maps).
         if close
@@ -515,6 +518,8 @@ mod tests {
             Some("RowSoftmax")
         );
         assert_eq!(near_miss("qq", ["zz"]), None);
+        assert_eq!(near_miss("Foo", ["Col"]), None);
+        assert_eq!(near_miss("brek", ["break"]), Some("break"));
     }
 
     #[test]

@@ -736,9 +736,11 @@ impl<'a> Checker<'a> {
             self.var_arguments(name, args);
             return Some(is_function);
         }
+        // `brek;` reads as a call: the two statements of one word are near.
         let candidates = declarations::BUILTINS
             .iter()
             .map(|b| b.name)
+            .chain(["break", "continue"])
             .chain(self.routines.keys().map(String::as_str))
             .chain(self.known.routines.keys().map(String::as_str));
         let d = unknown_routine(name, candidates);
@@ -891,7 +893,14 @@ impl<'a> Checker<'a> {
         if let Some((_, locals)) = &self.routine {
             candidates.extend(locals.iter().map(String::as_str));
         }
-        candidates.extend(declarations::BUILTINS.iter().map(|b| b.name));
+        // A value is not a builtin that needs arguments (`loc` is not a
+        // misspelled `Log`).
+        candidates.extend(
+            declarations::BUILTINS
+                .iter()
+                .filter(|b| b.min_args() == 0)
+                .map(|b| b.name),
+        );
         // A routine's name misspelled (`Gret;` at the prompt) is near one.
         candidates.extend(self.routines.keys().map(String::as_str));
         candidates.extend(self.known.routines.keys().map(String::as_str));
