@@ -456,6 +456,11 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
                 d = d.with_hint("names are made of ASCII letters, digits and `_`");
             } else if ch == '"' {
                 d = d.with_hint("strings are written in single quotes: 'like this'");
+            } else if ch == '}' {
+                d = d.with_hint(
+                    "a comment ends at its first `}`: comments do not nest, so an inner \
+                     `{ ... }` ends the outer one",
+                );
             }
             d
         }
