@@ -1819,7 +1819,8 @@ fn no_value_through(name: &Name, shown: &str) -> Diagnostic {
 const CALLED: &str = "in this call of";
 
 /// An error on its way out of a call of `routine` at `span`: it names the
-/// call, for the three innermost calls of a chain (in the same text).
+/// call, for the three innermost calls of a chain (at the prompt, the
+/// call may be in a later entry than the routine).
 #[inline(never)]
 fn with_call(stop: Stop, routine: &str, span: Span) -> Stop {
     let Stop::Error(mut d) = stop else {
@@ -1831,7 +1832,7 @@ fn with_call(stop: Stop, routine: &str, span: Span) -> Stop {
         .filter(|(_, t)| t.starts_with(CALLED))
         .count();
     let seen = d.labels.iter().any(|(s, _)| *s == span) || d.span == span;
-    if span.source == d.span.source && !seen {
+    if !seen {
         if calls < 3 {
             d.labels.push((span, format!("{CALLED} `{routine}`")));
         } else if !d.notes.iter().any(|n| n.starts_with("called from")) {
