@@ -99,7 +99,7 @@ struct VarParam {
 /// Where a variable lives: a global (by its number), or a local of the
 /// frame at that depth. A `var` parameter passed on names the first
 /// variable, so a place is never another parameter.
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 enum Place {
     Global(u32, Rc<str>),
     Local(usize, Rc<str>),
@@ -159,10 +159,13 @@ pub struct Interpreter {
     /// so that a second `Nudge` of one variable, or a `Blame` after it, is
     /// told about the first (unless the variable was assigned since).
     nudged: Vec<(u32, Span, Option<Value>)>,
-    /// The counters of the `for` loops running now, each with its name in
-    /// the `for`: `Nudge` may not change one (the checker finds the
-    /// `Nudge` written in the loop's body, this one called from it).
-    counters: Vec<(Place, Span)>,
+    /// The counters of the top-level `for` loops running now, each with
+    /// its name in the `for`: `Nudge` may not change one. The checker
+    /// finds a `Nudge` written in a loop's body; a routine called from the
+    /// loop can nudge a global only (it sees no other routine's locals,
+    /// and a counter is never a `var` argument), so only the top level's
+    /// counters are kept.
+    counters: Vec<(Rc<str>, Span)>,
     /// The rate of the last `Nudge`, for the REPL's echo (a number: no
     /// allocation on the training path).
     pub last_nudge: Option<Value>,
@@ -405,8 +408,10 @@ impl Interpreter {
                 let first = self.expect_int(&first, from.span, "a `for` bound")?;
                 let last = self.eval(to)?;
                 let last = self.expect_int(&last, to.span, "a `for` bound")?;
-                let counter = self.place_of(var);
-                self.counters.push((counter, var.span));
+                if !self.frames.is_empty() {
+                    return self.count(var, first, last, *down, body).map(|_| Next::Go);
+                }
+                self.counters.push((var.text.clone(), var.span));
                 let counted = self.count(var, first, last, *down, body);
                 self.counters.pop();
                 counted.map(|_| Next::Go)
@@ -1513,8 +1518,13 @@ impl Interpreter {
 
     /// The error of a `Nudge` of a `for` counter whose loop is running.
     pub(crate) fn nudges_a_counter(&mut self, name: &Name, span: Span) -> Option<Diagnostic> {
-        let place = self.place_of(name);
-        let &(_, counter) = self.counters.iter().find(|(p, _)| *p == place)?;
+        if self.counters.is_empty() {
+            return None;
+        }
+        let Place::Global(_, global) = self.place_of(name) else {
+            return None;
+        };
+        let &(_, counter) = self.counters.iter().find(|(c, _)| *c == global)?;
         Some(
             Diagnostic::new(
                 span,
