@@ -73,6 +73,22 @@ pub fn global_assigned(routine: &Routine, target: &Name) -> Diagnostic {
         ))
 }
 
+/// A routine passing a global to a `var` parameter, which would assign it.
+pub fn global_passed(routine: &str, name: &Name) -> Diagnostic {
+    Diagnostic::new(
+        name.span,
+        format!(
+            "`{routine}` may not pass the global `{}` to a `var` parameter: a routine does not assign globals",
+            name.text
+        ),
+    )
+    .with_label(name.span, "a global")
+    .with_hint(format!(
+        "give `{routine}` a `var` parameter for it, and pass `{}` from the top level",
+        name.text
+    ))
+}
+
 /// A builtin or routine called with the wrong number of arguments.
 pub fn wrong_count(b: &Builtin, got: usize, span: Span) -> Diagnostic {
     let (name, min, max, takes) = (b.name, b.min_args(), b.max_args(), b.takes);

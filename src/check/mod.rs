@@ -812,20 +812,7 @@ impl<'a> Checker<'a> {
                 && !local
                 && self.globals.contains(&*name.text)
             {
-                self.error(
-                    Diagnostic::new(
-                        name.span,
-                        format!(
-                            "`{}` may not pass the global `{}` to a `var` parameter: a routine does not assign globals",
-                            r.name.text, name.text
-                        ),
-                    )
-                    .with_label(name.span, "a global")
-                    .with_hint(format!(
-                        "give `{}` a `var` parameter for it, and pass `{}` from the top level",
-                        r.name.text, name.text
-                    )),
-                );
+                self.error(errors::global_passed(&r.name.text, name));
                 continue;
             }
             if self.loop_vars.iter().any(|v| **v == *name.text) {

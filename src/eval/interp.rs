@@ -1492,6 +1492,14 @@ impl Interpreter {
         };
         let declared = param.ty.map(|(t, _)| t);
         let place = self.place_of(name);
+        // At the prompt a routine checked before a global of that name
+        // existed may reach it here; its own `var` parameter passed on is
+        // the caller's permission.
+        if let (Some(frame), Place::Global(..)) = (self.frames.last(), &place)
+            && var_param_of(&self.frames, &name.text).is_none()
+        {
+            return fail(errors::global_passed(&frame.routine.name.text, name));
+        }
         if let Some(v) = self.slot_mut(name).and_then(|slot| slot.value.clone()) {
             check_declared(declared, v, &Name::new(param.name.text.clone(), name.span))?;
         }
