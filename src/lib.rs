@@ -350,9 +350,10 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
 
 /// Why the script cannot be written at `script`, if it cannot: over the
 /// program itself, or as `tape_runtime.py`, which the runtime written
-/// beside it would replace. Any other name is safe: the script puts its
-/// own folder last on Python's path, so a file named like a module it
-/// imports (`torch.py`, `random.py`) is never imported in its place.
+/// beside it would replace. Any other name is safe: the script loads the
+/// runtime by its path and takes its own folder off Python's path
+/// (`export::HEADER`), so a file named like a module it imports
+/// (`torch.py`, `random.py`) is never imported in its place.
 fn unfit_script_name(script: &Path, program: &Path) -> Option<String> {
     let same_file = match (script.canonicalize(), program.canonicalize()) {
         (Ok(a), Ok(b)) => a == b,

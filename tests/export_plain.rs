@@ -274,16 +274,21 @@ fn a_script_without_pytorch_says_it_needs_it() {
 }
 
 /// A script named like a module that Python imports for the runtime
-/// (`functools`, through `linecache` and `re`) or for the script
-/// (`torch`), beside another such file, still runs: the script puts its
-/// folder last on Python's path.
+/// (`functools`, through `linecache` and `re`; `importlib`) or for the
+/// script (`torch`, `linecache`), beside other such files, still runs:
+/// the script takes its folder off Python's path and loads the runtime by
+/// its path. Run with `-S`, so that no module of these names is loaded
+/// before the script starts (the site hooks load `functools` and `re`),
+/// and with another folder's `tape_runtime.py` first on the path, which
+/// must not be the one loaded.
 #[test]
 fn a_script_named_like_a_module_runs() {
     if !have_python() {
         return;
     }
     let dir = scratch("module-names");
-    for name in ["functools", "torch", "re"] {
+    let names = ["functools", "linecache", "importlib", "torch"];
+    for name in names {
         let program = dir.join(format!("{name}.tape"));
         std::fs::write(&program, format!("WriteLn('{name} ', 6 * 7);\n")).unwrap();
         let out = Command::new(env!("CARGO_BIN_EXE_tapec"))
@@ -291,24 +296,25 @@ fn a_script_named_like_a_module_runs() {
             .arg(&program)
             .output()
             .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     }
-    for name in ["functools", "torch", "re"] {
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(
+        other.join("tape_runtime.py"),
+        "raise SystemExit('another runtime')\n",
+    )
+    .unwrap();
+    for name in names {
         let out = Command::new("python3")
+            .arg("-S")
             .arg(dir.join(format!("{name}.py")))
             .current_dir(&dir)
+            .env("PYTHONPATH", &other)
             .output()
             .unwrap();
         assert_eq!(
-            (
-                String::from_utf8_lossy(&out.stdout).into_owned(),
-                out.status.code()
-            ),
+            (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code()),
             (format!("{name} 42\n"), Some(0)),
             "{}",
             String::from_utf8_lossy(&out.stderr)

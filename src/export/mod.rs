@@ -51,6 +51,24 @@ use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::rc::Rc;
 
+/// The script's first statements: the runtime written beside it, loaded
+/// by its path, and the script's folder taken off Python's path (through
+/// links, as Python puts it there), so that no file there named like a
+/// module Python imports (`random.py`, `torch.py`, the script itself) is
+/// imported in its place, and no other `tape_runtime.py` on the path is.
+pub const HEADER: &str = "import os
+import sys
+
+_here = os.path.dirname(os.path.realpath(__file__))
+sys.path = [p for p in sys.path if os.path.realpath(p or os.curdir) != _here]
+import importlib.util  # noqa: E402
+
+_runtime = importlib.util.spec_from_file_location(\"tape_runtime\", os.path.join(_here, \"tape_runtime.py\"))
+rt = sys.modules[\"tape_runtime\"] = importlib.util.module_from_spec(_runtime)
+_runtime.loader.exec_module(rt)
+
+";
+
 use crate::declarations::{self, Does, Filling, MatrixOp};
 use crate::diagnostic::{Diagnostic, SourceMap, Span};
 use crate::syntax::tree::{
@@ -289,12 +307,7 @@ impl Exporter<'_> {
         self.out.push_str(&format!(
             "#!/usr/bin/env python3\n\"\"\"{}{name}, exported by tapec: the same statements in \
              Python, each with its source line.\n\nIt needs `tape_runtime.py`, written beside \
-             it.\n\"\"\"\nimport os\nimport sys\n\n# This folder, which holds tape_runtime.py, \
-             goes last on the path: a file here\n# named like a module Python imports \
-             (random.py, this script) is not\n# imported in its place.\n_here = \
-             os.path.dirname(os.path.abspath(__file__))\nsys.path = [p for p in sys.path if \
-             os.path.abspath(p or os.curdir) != _here] + [_here]\nimport tape_runtime as rt  \
-             # noqa: E402\n\n",
+             it.\n\"\"\"\n{HEADER}",
             self.file
         ));
         let mut routines: Vec<Rc<Routine>> = self.routines.values().cloned().collect();
@@ -319,6 +332,8 @@ impl Exporter<'_> {
         } else {
             format!(", files={}", py_str(files_from))
         };
+        // The program's own file, which `Save` may not write over.
+        let files = format!("{files}, program_file={}", py_str(&self.file));
         let _ = write!(
             self.out,
             "\n\nif __name__ == \"__main__\":\n    rt.run(_program{files})\n"

@@ -387,12 +387,15 @@ def int_mod(a, b, where=None):
 
 # The program's frame: running it, routines, conditions, types.
 
-def run(program, files=""):
+def run(program, files="", program_file=None):
     """Runs the program's statements; a run-time error is printed as tapec
     prints its first line, with where it happened, and ends with status 1.
     `files`: the program's folder from the script's, where the paths it
-    names start (the script's folder itself unless said)."""
+    names start (the script's folder itself unless said); `program_file`:
+    the program's own file there, which `Save` does not write over."""
     _base[0] = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), files)
+    if program_file is not None:
+        _program_file[0] = os.path.join(_base[0], program_file)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_CALL_DEPTH + 200))
     sys.argv[:] = _take_options(sys.argv)
     if _options["device"] != "cpu":
@@ -1767,10 +1770,17 @@ def _shortest(x):
     return text
 
 
+# The program's own file (see `run`).
+_program_file = [None]
+
+
 def save(m, path, where=None):
     m = _matrix_arg(m, where, "Save")
     if type(path) is not str:
         raise TapeError(where, f"Save takes a matrix and a file path, but argument 2 is {_kind(path)}")
+    program, target = _program_file[0], _path(path)
+    if program and os.path.exists(program) and os.path.exists(target) and os.path.samefile(target, program):
+        raise TapeError(where, f"Save would write over the program itself, `{path}`")
     text = "".join(" ".join(_shortest(x) for x in row) + "\n" for row in _rows(m))
     try:
         with open(_path(path), "w", encoding="utf-8") as f:
