@@ -319,11 +319,7 @@ pub fn counted(n: usize, noun: &str) -> String {
 pub fn io_reason(e: &std::io::Error) -> String {
     match e.kind() {
         std::io::ErrorKind::NotFound => "no such file".to_string(),
-        std::io::ErrorKind::PermissionDenied => match e.get_ref() {
-            // Said by tapec itself (a read-only file `Save` would replace).
-            Some(why) => format!("permission denied: {why}"),
-            None => "permission denied".to_string(),
-        },
+        std::io::ErrorKind::PermissionDenied => "permission denied".to_string(),
         std::io::ErrorKind::IsADirectory => "it is a folder, not a file".to_string(),
         _ => e.to_string(),
     }

@@ -27,20 +27,25 @@ pub fn matrix_text(m: &Array2<f64>) -> String {
 /// it, then renamed over it. The temporary file is the writer's own (its
 /// process and a number of the process's), so two programs of one process
 /// saving to one path never rename each other's. As writing in place
-/// would, it writes through a symbolic link to the file it names, refuses
-/// a file that is read-only, and leaves an existing file's permissions as
-/// they were.
+/// would, it writes through a symbolic link to the file it names (in
+/// place, if that file does not exist yet), refuses a file this user may
+/// not write, and leaves an existing file's permissions as they were (but
+/// set-user and set-group, which a write clears).
 pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     static WRITES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let followed = std::fs::canonicalize(path);
-    let path = followed.as_deref().unwrap_or(path);
-    let kept = std::fs::metadata(path).ok().map(|m| m.permissions());
-    if kept.as_ref().is_some_and(|p| p.readonly()) {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            "the file is read-only",
-        ));
+    let is_link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    if is_link && followed.is_err() {
+        // A link to no file yet, or a loop: written through as it is.
+        return std::fs::write(path, text);
     }
+    let path = followed.as_deref().unwrap_or(path);
+    let existing = std::fs::metadata(path).ok().filter(|m| m.is_file());
+    if existing.is_some() {
+        // Asked as writing in place asks: opened to write, nothing changed.
+        std::fs::OpenOptions::new().write(true).open(path)?;
+    }
+    let kept = existing.map(|m| kept_permissions(m.permissions()));
     let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temporary = path.with_file_name(format!(".{name}.{}.{n}.partial", std::process::id()));
@@ -64,6 +69,20 @@ fn clipped(token: &str) -> String {
     match token.char_indices().nth(40) {
         Some((at, _)) => format!("{}...", &token[..at]),
         None => token.to_string(),
+    }
+}
+
+/// An existing file's permissions for the file that replaces it: on Unix
+/// without set-user and set-group, as a write to the file clears them.
+fn kept_permissions(permissions: std::fs::Permissions) -> std::fs::Permissions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::Permissions::from_mode(permissions.mode() & 0o1777)
+    }
+    #[cfg(not(unix))]
+    {
+        permissions
     }
 }
 
@@ -231,7 +250,7 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_write_goes_through_a_link_keeps_permissions_and_refuses_a_read_only_file() {
+    fn a_write_goes_through_a_link_keeps_permissions_and_refuses_what_it_may_not_write() {
         use std::os::unix::fs::PermissionsExt;
         let dir = std::env::temp_dir().join(format!("tapec-files-link-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -240,19 +259,30 @@ mod tests {
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
         write_whole(&link, "2\n").unwrap();
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "2\n");
         let mode = std::fs::metadata(&real).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o640);
+        // A link to a file that does not exist yet makes that file.
+        let (missing, dangling) = (dir.join("made.txt"), dir.join("dangling.txt"));
+        std::os::unix::fs::symlink(&missing, &dangling).unwrap();
+        write_whole(&dangling, "3\n").unwrap();
+        assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(&missing).unwrap(), "3\n");
+        // A read-only file is written exactly when writing in place could
+        // (not by a user, but by root, which may write it anyway).
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o444)).unwrap();
-        let refused = write_whole(&real, "3\n").unwrap_err();
-        assert_eq!(refused.kind(), std::io::ErrorKind::PermissionDenied);
-        assert_eq!(std::fs::read_to_string(&real).unwrap(), "2\n");
+        let in_place = std::fs::OpenOptions::new().write(true).open(&real).is_ok();
+        let written = write_whole(&real, "4\n");
+        assert_eq!(written.is_ok(), in_place, "{written:?}");
+        let now = std::fs::read_to_string(&real).unwrap();
+        assert_eq!(now, if in_place { "4\n" } else { "2\n" });
+        if !in_place {
+            assert_eq!(
+                written.unwrap_err().kind(),
+                std::io::ErrorKind::PermissionDenied
+            );
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
