@@ -381,9 +381,11 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
             strsim::jaro_winkler(&lower, &other)
         };
         let distance = strsim::osa_distance(&lower, &other);
-        // A name of one letter is near only itself in the other case
-        // (`q` is not a misspelled `P`), and two edits are a slip only in
-        // a name of five letters or more (`Foo` is not a misspelled `Col`).
+        // Near: spellings alike by Jaro-Winkler (a shared start counts:
+        // `Rand` is near `RandInt`), or few edits. A name of one letter is
+        // near only itself in the other case (`q` is not a misspelled
+        // `P`), and two edits are a slip only in a name of five letters or
+        // more (`Foo` is not a misspelled `Col`).
         let letters = name.chars().count();
         let close = score >= 0.88
             || (distance < letters && (distance <= 1 || (distance == 2 && letters >= 5)));

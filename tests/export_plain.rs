@@ -296,7 +296,12 @@ fn a_script_named_like_a_module_runs() {
             .arg(&program)
             .output()
             .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -314,7 +319,10 @@ fn a_script_named_like_a_module_runs() {
             .output()
             .unwrap();
         assert_eq!(
-            (String::from_utf8_lossy(&out.stdout).into_owned(), out.status.code()),
+            (
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                out.status.code()
+            ),
             (format!("{name} 42\n"), Some(0)),
             "{}",
             String::from_utf8_lossy(&out.stderr)

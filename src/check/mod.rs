@@ -736,11 +736,17 @@ impl<'a> Checker<'a> {
             self.var_arguments(name, args);
             return Some(is_function);
         }
-        // `brek;` reads as a call: the two statements of one word are near.
+        // `brek;` reads as a call: the two statements of one word are near
+        // a call with no arguments.
+        let statements: &[&str] = if args.is_empty() {
+            &["break", "continue"]
+        } else {
+            &[]
+        };
         let candidates = declarations::BUILTINS
             .iter()
             .map(|b| b.name)
-            .chain(["break", "continue"])
+            .chain(statements.iter().copied())
             .chain(self.routines.keys().map(String::as_str))
             .chain(self.known.routines.keys().map(String::as_str));
         let d = unknown_routine(name, candidates);
@@ -885,7 +891,7 @@ impl<'a> Checker<'a> {
         candidates.extend(
             declarations::BUILTINS
                 .iter()
-                .filter(|b| b.min_args() == 0)
+                .filter(|b| b.min_args() == 0 && b.kind == Kind::Function)
                 .map(|b| b.name),
         );
         // A routine's name misspelled (`Gret;` at the prompt) is near one.

@@ -259,7 +259,12 @@ mod tests {
         std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
         std::os::unix::fs::symlink(&real, &link).unwrap();
         write_whole(&link, "2\n").unwrap();
-        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read_to_string(&real).unwrap(), "2\n");
         let mode = std::fs::metadata(&real).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o640);
@@ -267,7 +272,12 @@ mod tests {
         let (missing, dangling) = (dir.join("made.txt"), dir.join("dangling.txt"));
         std::os::unix::fs::symlink(&missing, &dangling).unwrap();
         write_whole(&dangling, "3\n").unwrap();
-        assert!(std::fs::symlink_metadata(&dangling).unwrap().file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&dangling)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read_to_string(&missing).unwrap(), "3\n");
         // A read-only file is written exactly when writing in place could
         // (not by a user, but by root, which may write it anyway).

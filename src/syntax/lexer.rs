@@ -458,8 +458,8 @@ fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
                 d = d.with_hint("strings are written in single quotes: 'like this'");
             } else if ch == '}' {
                 d = d.with_hint(
-                    "a comment ends at its first `}`: comments do not nest, so an inner \
-                     `{ ... }` ends the outer one",
+                    "a `}` only closes a comment, at the first `}` after its `{`: comments \
+                     do not nest, so in `{ a { b } c }` the comment ends after `b`",
                 );
             }
             d
