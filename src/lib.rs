@@ -355,11 +355,7 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
 /// (`export::HEADER`), so a file named like a module it imports
 /// (`torch.py`, `random.py`) is never imported in its place.
 fn unfit_script_name(script: &Path, program: &Path) -> Option<String> {
-    let same_file = match (script.canonicalize(), program.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if same_file {
+    if eval::files::same_file(script, program) {
         return Some(format!(
             "cannot write the script to `{}`: that is the program itself; name the script \
              with `-o`, such as `-o {}`",

@@ -887,8 +887,11 @@ impl Interpreter {
                     .with_hint("name the file to write, such as 'weights.txt'"),
             );
         }
-        let same = |a: &std::path::Path, b: &std::path::Path| matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b);
-        if self.program.as_deref().is_some_and(|p| same(p, &full)) {
+        if self
+            .program
+            .as_deref()
+            .is_some_and(|p| files::same_file(p, &full))
+        {
             return fail(
                 about_path(
                     s(1),

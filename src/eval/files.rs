@@ -23,6 +23,11 @@ pub fn matrix_text(m: &Array2<f64>) -> String {
     text
 }
 
+/// Whether two paths name one existing file (through links and `..`).
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+}
+
 /// Writes `text` to `path` whole or not at all: to a temporary file beside
 /// it, then renamed over it. The temporary file is the writer's own (its
 /// process and a number of the process's), so two programs of one process
