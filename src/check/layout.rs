@@ -37,14 +37,31 @@ fn line_of(text: &str, at: usize) -> usize {
 fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
     for (k, stmt) in stmts.iter().enumerate() {
         inner(stmt, text, warnings);
-        let (keyword, body) = match &stmt.kind {
-            StmtKind::For { body, .. } => ("for", &**body),
-            StmtKind::While { body, .. } => ("while", &**body),
+        let at_start = |keyword: &'static str| {
+            let start = stmt.span.start;
+            (
+                keyword,
+                Span::new(stmt.span.source, start, start + keyword.len()),
+            )
+        };
+        let ((keyword, header), body) = match &stmt.kind {
+            StmtKind::For { body, .. } => (at_start("for"), &**body),
+            StmtKind::While { body, .. } => (at_start("while"), &**body),
             StmtKind::If {
                 branches,
                 otherwise: None,
             } => match branches.last() {
-                Some((_, then)) => ("if", then),
+                Some((_, then)) => (at_start("if"), then),
+                None => continue,
+            },
+            StmtKind::If {
+                branches,
+                otherwise: Some(otherwise),
+            } => match branches
+                .last()
+                .and_then(|(_, then)| else_keyword(then, otherwise, text))
+            {
+                Some(header) => (("else", header), &**otherwise),
                 None => continue,
             },
             _ => continue,
@@ -53,7 +70,7 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
             continue;
         }
         if body.kind == StmtKind::Empty {
-            warnings.extend(empty_body(stmt, keyword, body, text));
+            warnings.extend(empty_body(keyword, header, body, text));
             continue;
         }
         let Some(next) = stmts.get(k + 1) else {
@@ -63,7 +80,7 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
             continue;
         }
         let (Some((head, _)), Some((body_col, body_first)), Some((next_col, next_first))) = (
-            column(text, stmt.span.start),
+            column(text, header.start),
             column(text, body.span.start),
             column(text, next.span.start),
         ) else {
@@ -81,18 +98,14 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
             && next_col > head
             && line_of(text, next.span.start) > line_of(text, body.span.end)
         {
-            let header = Span::new(
-                stmt.span.source,
-                stmt.span.start,
-                stmt.span.start + keyword.len(),
-            );
+            let whole = if keyword == "else" { "if" } else { keyword };
             warnings.push(
                 Diagnostic::warning(
                     next.span,
                     format!("this statement is indented as if it were part of the `{keyword}`, but it is not"),
                 )
                 .with_label(body.span, format!("only this statement belongs to the `{keyword}`"))
-                .with_label(next.span, format!("this one runs after the `{keyword}`"))
+                .with_label(next.span, format!("this one runs after the `{whole}`"))
                 .with_label(header, format!("this `{keyword}` holds one statement"))
                 .with_hint(format!(
                     "put the statements of the `{keyword}` between `begin` and `end`, or indent this one less"
@@ -102,33 +115,44 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
     }
 }
 
-/// A `;` right after `do` or `then`: it ends the statement there, so the
-/// loop repeats nothing (or the `if` does nothing) and the statement after
-/// it runs once, whatever the condition. Pascal's other common trap, the
-/// more so as `while ... do;` never ends.
-fn empty_body(stmt: &Stmt, keyword: &str, body: &Stmt, text: &str) -> Option<Diagnostic> {
+/// The `else` keyword between an `if`'s last branch and `otherwise`.
+fn else_keyword(then: &Stmt, otherwise: &Stmt, text: &str) -> Option<Span> {
+    let (from, to) = (then.span.end, otherwise.span.start);
+    let between = text.get(from..to)?;
+    let (tokens, _) = crate::syntax::lexer::lex(between, then.span.source);
+    let (_, at) = tokens
+        .iter()
+        .find(|(t, _)| *t == crate::syntax::lexer::Token::Else)?;
+    Some(Span::new(then.span.source, from + at.start, from + at.end))
+}
+
+/// A `;` right after `do`, `then` or `else`: it ends the statement there,
+/// so the loop repeats nothing (or the branch does nothing) and the
+/// statement after it runs once, whatever the condition. Pascal's other
+/// common trap, the more so as `while ... do;` never ends.
+fn empty_body(keyword: &str, header: Span, body: &Stmt, text: &str) -> Option<Diagnostic> {
     let at = body.span.start;
     if text.get(at..at + 1) != Some(";") {
         return None;
     }
     let semicolon = Span::new(body.span.source, at, at + 1);
-    let word = if keyword == "if" { "then" } else { "do" };
-    let header = Span::new(
-        stmt.span.source,
-        stmt.span.start,
-        stmt.span.start + keyword.len(),
-    );
+    let (word, ends) = match keyword {
+        "if" => ("then", "if"),
+        "else" => ("else", "if"),
+        _ => ("do", keyword),
+    };
     let what = match keyword {
         "if" => "the `if` does nothing, and what follows runs whatever the condition",
+        "else" => "the `else` does nothing, and what follows runs whatever the condition",
         "while" => "the loop repeats nothing, and never ends once its condition holds",
         _ => "the loop repeats nothing, and what follows runs once, after it",
     };
     Some(
         Diagnostic::warning(
             semicolon,
-            format!("this `;` right after `{word}` ends the `{keyword}`: {what}"),
+            format!("this `;` right after `{word}` ends the `{ends}`: {what}"),
         )
-        .with_label(semicolon, format!("the `{keyword}` ends here"))
+        .with_label(semicolon, format!("the `{ends}` ends here"))
         .with_label(header, format!("this `{keyword}` holds no statement"))
         .with_hint(format!(
             "remove the `;` after `{word}`, so that the statement after it belongs to the `{keyword}`"

@@ -926,10 +926,18 @@ where
 
         // An `if` in the `else` of an `if` continues its chain: the branches
         // are read in a loop, not by recursion.
+        // A branch may be empty before its `else` too (`if c then else s`).
+        let empty_before_else = just(Token::Else)
+            .ignored()
+            .rewind()
+            .map_with(move |_, e| Stmt {
+                kind: StmtKind::Empty,
+                span: sp(e.span()),
+            });
         let branch = expr
             .clone()
             .then_ignore(just(Token::Then))
-            .then(stmt.clone());
+            .then(empty_before_else.or(stmt.clone()));
         let if_ = just(Token::If)
             .ignore_then(branch.clone())
             .then(
