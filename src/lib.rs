@@ -124,17 +124,34 @@ fn report_unplaced(message: String, color: bool, err: &mut dyn Write) -> i32 {
 /// Reads, parses and checks a file: the program, or every error found.
 fn load(opts: &RunOptions, sources: &mut SourceMap) -> Result<Loaded, Vec<Diagnostic>> {
     let name = opts.path.display().to_string();
-    let bytes = match std::fs::read(&opts.path) {
+    let bytes = match read_program(&opts.path) {
         Ok(b) => b,
-        Err(e) => {
+        Err(why) => {
             let id = sources.add(name.clone(), String::new());
-            return Err(vec![Diagnostic::new(
-                Span::new(id, 0, 0),
-                format!("cannot read `{name}`: {}", diagnostic::io_reason(&e)),
-            )]);
+            return Err(vec![Diagnostic::new(Span::new(id, 0, 0), why)]);
         }
     };
     load_bytes(&name, bytes, sources)
+}
+
+/// The most a program's file may hold: far more than any program a person
+/// writes, and read no further, so that an endless file (`/dev/zero`) is
+/// refused at once.
+pub const MAX_PROGRAM: usize = 16 << 20;
+
+/// A program file's bytes, or why they cannot be had, in plain words.
+pub fn read_program(path: &std::path::Path) -> Result<Vec<u8>, String> {
+    let name = path.display();
+    match eval::files::read_at_most(path, MAX_PROGRAM) {
+        Ok(bytes) if bytes.len() > MAX_PROGRAM => Err(format!(
+            "`{name}` is too large for a program: it holds more than 16 MiB"
+        )),
+        Ok(bytes) => Ok(bytes),
+        Err(e) => Err(format!(
+            "cannot read `{name}`: {}",
+            diagnostic::io_reason(&e)
+        )),
+    }
 }
 
 /// A program that passed every check, with what the checks found.

@@ -1120,7 +1120,7 @@ impl Repl {
             }
             "load" if !rest.is_empty() => {
                 let path = PathBuf::from(rest);
-                match std::fs::read(&path) {
+                match crate::read_program(&path) {
                     Ok(bytes) => {
                         self.entries += 1;
                         match crate::decode_source(
@@ -1158,12 +1158,7 @@ impl Repl {
                             Err(d) => self.report(&d),
                         }
                     }
-                    Err(e) => {
-                        let message = format!(
-                            "cannot read `{}`: {}",
-                            path.display(),
-                            crate::diagnostic::io_reason(&e)
-                        );
+                    Err(message) => {
                         let d = self.sources.unplaced(message);
                         self.report(&d);
                     }

@@ -147,3 +147,61 @@ fn save_never_writes_over_the_program_itself() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[cfg(unix)]
+#[test]
+fn save_never_replaces_a_pipe_or_a_device() {
+    use std::os::unix::fs::FileTypeExt;
+    let dir = std::env::temp_dir().join(format!("tapec-cli-fifo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let pipe = dir.join("pipe");
+    let made = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
+    assert!(made.success());
+    let program = dir.join("save.tape");
+    std::fs::write(&program, "Save([[1]], ParamStr(1));\nWriteLn('saved');\n").unwrap();
+    for target in [pipe.to_str().unwrap(), "/dev/null"] {
+        let (out, err, code) = tapec(&["run", program.to_str().unwrap(), target]);
+        assert_eq!((out.as_str(), code), ("", 1), "{err}");
+        assert!(err.contains("is not a file (a pipe or a device)"), "{err}");
+    }
+    assert!(std::fs::metadata(&pipe).unwrap().file_type().is_fifo());
+    assert!(
+        std::fs::metadata("/dev/null")
+            .unwrap()
+            .file_type()
+            .is_char_device()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[test]
+fn an_endless_file_is_refused_as_a_program_without_reading_it_all() {
+    for command in ["run", "check", "export"] {
+        let (_, err, code) = tapec(&[command, "/dev/zero"]);
+        assert_eq!(code, 1, "{err}");
+        assert!(
+            err.contains("`/dev/zero` is too large for a program: it holds more than 16 MiB"),
+            "{command}: {err}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .arg("repl")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(b":load /dev/zero\n")?;
+            child.wait_with_output()
+        })
+        .expect("run the prompt");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("too large for a program"), "{err}");
+}

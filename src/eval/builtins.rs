@@ -553,16 +553,7 @@ impl Interpreter {
             Does::ReadText => {
                 let path = self.string(b, &vals, 0)?;
                 let full = self.base_dir.join(&*path);
-                // At most one byte past the limit is read, so a file too
-                // large (or endless, as /dev/zero is) is refused.
-                let read = std::fs::File::open(&full).and_then(|file| {
-                    let mut bytes = Vec::new();
-                    std::io::Read::read_to_end(
-                        &mut std::io::Read::take(file, MAX_STRING as u64 + 1),
-                        &mut bytes,
-                    )?;
-                    Ok(bytes)
-                });
+                let read = files::read_at_most(&full, MAX_STRING);
                 if let Ok(bytes) = &read
                     && bytes.len() > MAX_STRING
                 {
@@ -900,6 +891,15 @@ impl Interpreter {
                 .with_hint("save the matrix to a file of its own, such as 'weights.txt'"),
             );
         }
+        if files::is_special(&full) {
+            return fail(
+                about_path(
+                    s(1),
+                    format!("Save writes files, but `{path}` is not a file (a pipe or a device)"),
+                )
+                .with_hint("name a file to write, such as 'weights.txt'"),
+            );
+        }
         if let Err(e) = files::write_whole(&full, &files::matrix_text(&m)) {
             return fail(cannot_write(s(1), &path, &full, &e, self.paths_from));
         }
@@ -913,7 +913,7 @@ impl Interpreter {
         let s = |i: usize| vals[i].1;
         let path = self.string(b, vals, 0)?;
         let full = self.base_dir.join(&*path);
-        let text = match std::fs::read(&full) {
+        let text = match files::read_at_most(&full, MAX_STRING) {
             Ok(bytes) if bytes.len() > MAX_STRING => {
                 return fail(about_path(
                     s(0),

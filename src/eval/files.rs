@@ -68,6 +68,21 @@ pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     renamed
 }
 
+/// A file's bytes, but at most `limit` and one more: a file too large, or
+/// endless as `/dev/zero` is, is read only far enough to be refused.
+pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit as u64 + 1), &mut bytes)?;
+    Ok(bytes)
+}
+
+/// Whether `path` names something that is there and is neither a file nor
+/// a folder: a pipe, a device or a socket, which `Save` must not replace.
+pub fn is_special(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir())
+}
+
 /// The first 40 characters of `token`, and `...` if there are more: a
 /// message quoting a file's word stays short whatever the file holds.
 fn clipped(token: &str) -> String {
@@ -102,9 +117,10 @@ pub struct Refusal {
 
 /// A number as `StrToFloat` and `Load` read it: an optional sign, digits
 /// with a dot and an exponent as Rust reads an f64, or `inf` as `WriteLn`
-/// and `Save` write infinity; never a NaN.
+/// and `Save` write infinity (or `Inf`, as the language spells it); never
+/// a NaN.
 pub fn real_number(token: &str) -> Option<f64> {
-    if matches!(token, "inf" | "+inf" | "-inf") {
+    if matches!(token, "inf" | "+inf" | "-inf" | "Inf" | "+Inf" | "-Inf") {
         return token.parse().ok();
     }
     let plain = token

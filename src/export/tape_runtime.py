@@ -1781,6 +1781,8 @@ def save(m, path, where=None):
     program, target = _program_file[0], _path(path)
     if program and os.path.exists(program) and os.path.exists(target) and os.path.samefile(target, program):
         raise TapeError(where, f"Save would write over the program itself, `{path}`")
+    if os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target):
+        raise TapeError(where, f"Save writes files, but `{path}` is not a file (a pipe or a device)")
     text = "".join(" ".join(_shortest(x) for x in row) + "\n" for row in _rows(m))
     try:
         with open(_path(path), "w", encoding="utf-8") as f:
@@ -1791,8 +1793,9 @@ def save(m, path, where=None):
 
 def _real_number(token):
     """A number as `StrToFloat` and `Load` read it (src/eval/files.rs,
-    `real_number`): digits with a sign, dot and exponent, or `inf`."""
-    if token in ("inf", "-inf", "+inf"):
+    `real_number`): digits with a sign, dot and exponent, or `inf` (or
+    `Inf`, as the language spells it)."""
+    if token in ("inf", "-inf", "+inf", "Inf", "-Inf", "+Inf"):
         return math.copysign(math.inf, -1.0 if token.startswith("-") else 1.0)
     if token and all(c in "0123456789+-.eE" for c in token):
         try:
