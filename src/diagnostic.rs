@@ -366,12 +366,19 @@ fn floor_char_boundary(text: &str, mut at: usize) -> usize {
 /// The closest of `candidates` to `name`, if it is close enough to be a
 /// likely slip of the keyboard or of the case.
 pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    // A name longer than any slip is likely made in is matched against
+    // nothing: likeness takes time in the product of the two lengths, and
+    // a program of a thousand long names would take seconds.
+    const LONGEST: usize = 32;
+    if name.len() > LONGEST {
+        return None;
+    }
     let lower = name.to_lowercase();
     // The fewest edits first (two letters swapped is one edit: `edn` is
     // nearer `end` than `Mean`), then the likeness of the two spellings.
     let mut best: Option<(usize, f64, &str)> = None;
     for candidate in candidates {
-        if candidate == name {
+        if candidate == name || candidate.len() > LONGEST {
             continue;
         }
         let other = candidate.to_lowercase();
@@ -380,6 +387,14 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
         } else {
             strsim::jaro_winkler(&lower, &other)
         };
+        // Two edits at most can make a name near without the likeness, and
+        // every edit changes the counts of at most two letters by one each:
+        // names whose letters differ more are not measured (a program of
+        // thousands of names spent most of its check here).
+        if score < 0.88 && lower.is_ascii() && other.is_ascii() && letters_apart(&lower, &other) > 4
+        {
+            continue;
+        }
         let distance = strsim::osa_distance(&lower, &other);
         // Near: spellings alike by Jaro-Winkler (a shared start counts:
         // `Rand` is near `RandInt`), or few edits. A name of one letter is
@@ -400,6 +415,21 @@ pub fn near_miss<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) 
         }
     }
     best.map(|(_, _, c)| c)
+}
+
+/// How far apart the counts of each letter of `a` and `b` are, summed: an
+/// edit (a letter put in, left out, changed, or two swapped) moves it by two
+/// at most, so half of it is a floor under the edits between them (for
+/// names in ASCII, whose letters are bytes).
+fn letters_apart(a: &str, b: &str) -> usize {
+    let mut counts = [0i32; 256];
+    for byte in a.bytes() {
+        counts[byte as usize] += 1;
+    }
+    for byte in b.bytes() {
+        counts[byte as usize] -= 1;
+    }
+    counts.iter().map(|c| c.unsigned_abs() as usize).sum()
 }
 
 #[cfg(test)]

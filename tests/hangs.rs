@@ -134,3 +134,57 @@ fn a_file_of_random_tokens_and_one_with_thousands_of_errors() {
         &err[err.len() - 500..]
     );
 }
+
+/// `tapec check` of `text`, under the watchdog: its stderr.
+fn checked_in_time(name: &str, text: String) -> String {
+    let path = scratch().join(format!("{name}.tape"));
+    std::fs::write(&path, text).expect("write the program");
+    let (err, _) = within_watchdog(&format!("the check of {name}"), move || {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("check")
+            .arg(&path)
+            .output()
+            .expect("run tapec check");
+        (
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            out.status,
+        )
+    });
+    err
+}
+
+/// Each of these took seconds to check, and more than the watchdog's
+/// limit at the sizes here: the layout warnings counted lines from the
+/// start of the file for each, every unknown name was matched against
+/// every other for its hint, and each parse error was compared with all
+/// before it.
+#[test]
+fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
+    let trap = "if x = 1 then\n  x := 2;\n  y := 3;\n";
+    let warned = checked_in_time(
+        "twenty thousand layout warnings",
+        format!("x := 1; y := 1;\n{}", trap.repeat(20_000)),
+    );
+    assert!(
+        warned.contains("no errors, 20000 warnings"),
+        "{}",
+        &warned[warned.len().saturating_sub(300)..]
+    );
+    let mut random = tapec::eval::random::Random::default();
+    random.seed(7);
+    let names: Vec<String> = (0..3_000)
+        .map(|_| {
+            (0..12)
+                .map(|_| char::from(b'a' + random.int_in(0, 9) as u8))
+                .collect()
+        })
+        .collect();
+    let mut text: String = names.iter().map(|n| format!("{n} := 1;\n")).collect();
+    for n in &names {
+        text.push_str(&format!("WriteLn({}x);\n", &n[..11]));
+    }
+    let misspelled = checked_in_time("three thousand misspelled names", text);
+    assert!(misspelled.contains("3000 errors"), "{}", &misspelled[..500]);
+    let broken = checked_in_time("forty thousand parse errors", "x:=;\n".repeat(40_000));
+    assert!(broken.contains("40000 errors"), "{}", &broken[..500]);
+}

@@ -30,8 +30,13 @@ fn column(text: &str, at: usize) -> Option<(usize, bool)> {
     Some((line.chars().count(), line.trim().is_empty()))
 }
 
-fn line_of(text: &str, at: usize) -> usize {
-    text.get(..at).map_or(0, |t| t.matches('\n').count())
+/// The column of `at` (from 0, in characters) if only blanks stand before
+/// it on its line.
+fn starts_line(text: &str, at: usize) -> Option<usize> {
+    let before = text.get(..at)?;
+    let blanks = before.len() - before.trim_end_matches([' ', '\t']).len();
+    let line_start = at - blanks;
+    (line_start == 0 || before[..line_start].ends_with('\n')).then_some(blanks)
 }
 
 fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
@@ -79,11 +84,22 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
         if matches!(next.kind, StmtKind::Empty | StmtKind::Error) {
             continue;
         }
-        let (Some((head, _)), Some((body_col, body_first)), Some((next_col, next_first))) = (
-            column(text, header.start),
-            column(text, body.span.start),
-            column(text, next.span.start),
-        ) else {
+        // Only a statement that starts a line below the body can look
+        // inside; that is asked first, looking no further back than the
+        // blanks before it, so that a long line is not read once for each
+        // statement on it.
+        let Some(next_col) = starts_line(text, next.span.start) else {
+            continue;
+        };
+        if !text
+            .get(body.span.end..next.span.start)
+            .is_some_and(|between| between.contains('\n'))
+        {
+            continue;
+        }
+        let (Some((head, _)), Some((body_col, body_first))) =
+            (column(text, header.start), column(text, body.span.start))
+        else {
             continue;
         };
         // The body on its own line sets the body's indentation; on the
@@ -93,11 +109,7 @@ fn list(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
         } else {
             next_col > head
         };
-        if next_first
-            && looks_inside
-            && next_col > head
-            && line_of(text, next.span.start) > line_of(text, body.span.end)
-        {
+        if looks_inside && next_col > head {
             let whole = if keyword == "else" { "if" } else { keyword };
             warnings.push(
                 Diagnostic::warning(

@@ -231,6 +231,19 @@ impl<'a> Checker<'a> {
         self.errors.push(d);
     }
 
+    /// How many names an unknown one may be matched against for a
+    /// "did you mean" hint: all, until as many errors as are ever shown
+    /// have been found, then none. Each match takes time, and a program of
+    /// thousands of names, each misspelled once, took seconds for hints
+    /// nobody sees.
+    fn hints_left(&self) -> usize {
+        if self.errors.len() < crate::diagnostic::MAX_SHOWN {
+            usize::MAX
+        } else {
+            0
+        }
+    }
+
     fn declare_routine(&mut self, r: &Routine) {
         let name = &r.name;
         // This program's variables are reported where they are assigned or
@@ -749,7 +762,7 @@ impl<'a> Checker<'a> {
             .chain(statements.iter().copied())
             .chain(self.routines.keys().map(String::as_str))
             .chain(self.known.routines.keys().map(String::as_str));
-        let d = unknown_routine(name, candidates);
+        let d = unknown_routine(name, candidates.take(self.hints_left()));
         self.error(d);
         None
     }
@@ -899,6 +912,7 @@ impl<'a> Checker<'a> {
         candidates.extend(self.known.routines.keys().map(String::as_str));
         // `Inf` is a name too, though neither a variable nor a builtin.
         candidates.push("Inf");
+        candidates.truncate(self.hints_left());
         let d = unknown_variable(name, "nothing is ever assigned to this name", candidates);
         self.error(d);
     }

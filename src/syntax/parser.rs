@@ -63,6 +63,7 @@ pub fn parse_tokens(
         .parse(input)
         .into_output_errors();
     let mut diagnostics = Vec::new();
+    let mut placed = std::collections::HashSet::new();
     for error in errors {
         // Tokens the lexer refused were reported already.
         if matches!(error.found(), Some(Token::Error)) {
@@ -70,7 +71,7 @@ pub fn parse_tokens(
         }
         let d = to_diagnostic(&error, source);
         let d = common_mistake(d, &error, tokens, text);
-        if !diagnostics.iter().any(|e: &Diagnostic| e.span == d.span) {
+        if placed.insert((d.span.start, d.span.end)) {
             diagnostics.push(d);
         }
     }
