@@ -286,8 +286,10 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
         "start": start,
         "notYet": NOT_YET,
     });
-    // Inside a <script> element, `</` would end it early.
-    let data = data.to_string().replace("</", "<\\/");
+    // Inside a <script> element, `</` would end it early and `<!--`
+    // would start a comment that swallows the script after it; JSON has
+    // `<` only inside strings, where `\u003c` means the same.
+    let data = data.to_string().replace('<', "\\u003c");
     let svg = picture::svg_of(tape, &lines);
     fill(
         TEMPLATE,

@@ -711,3 +711,40 @@ fn every_course_programs_walk_page_is_whole_and_its_sums_are_the_walks() {
         }
     }
 }
+
+/// The walk's data sits inside a `<script>` element, where `</` would end
+/// it and `<!--` would swallow the page's own script: a program whose name
+/// (shown in the page's data) holds both still gives data that parses, with
+/// no `<` left in it.
+#[test]
+fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
+    let dir = scratch().join("odd name");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("<!--<script>.tape");
+    std::fs::write(
+        &program,
+        "a := 2.0;\ntape\n  b := a * a; { </script> <!-- }\nend;\n",
+    )
+    .unwrap();
+    let page = dir.join("walk.html");
+    let opts = tapec::RunOptions::new(&program);
+    let target = page.clone();
+    let code = tapec::with_big_stack(move || {
+        tapec::graph_file(
+            &opts,
+            Some(&target),
+            Box::new(std::io::sink()),
+            &mut std::io::sink(),
+        )
+    });
+    assert_eq!(code, 0);
+    let html = std::fs::read_to_string(&page).expect("page written");
+    let data = html
+        .split_once("<script id=\"walk-data\" type=\"application/json\">")
+        .and_then(|(_, rest)| rest.split_once("</script>"))
+        .map(|(data, _)| data)
+        .expect("the walk's data");
+    assert!(!data.contains('<'), "{data}");
+    let data: serde_json::Value = serde_json::from_str(data).expect("the data parses");
+    assert!(data.to_string().contains("<!--<script>"), "{data}");
+}
