@@ -207,12 +207,12 @@ impl SourceMap {
             } else {
                 "Error:"
             };
-            let _ = writeln!(out, "{head} {}", diagnostic.message);
+            let _ = writeln!(out, "{head} {}", printable(&diagnostic.message));
             for hint in &diagnostic.hints {
-                let _ = writeln!(out, "Help: {hint}");
+                let _ = writeln!(out, "Help: {}", printable(hint));
             }
             for note in &diagnostic.notes {
-                let _ = writeln!(out, "Note: {note}");
+                let _ = writeln!(out, "Note: {}", printable(note));
             }
             return;
         }
@@ -238,7 +238,7 @@ impl SourceMap {
         };
         let mut report = Report::build(kind, clamp(diagnostic.span))
             .with_config(config)
-            .with_message(&diagnostic.message);
+            .with_message(printable(&diagnostic.message));
         let mut labels: Vec<(usize, Span, String)> = diagnostic
             .labels
             .iter()
@@ -254,7 +254,7 @@ impl SourceMap {
             let order = *order;
             let mut label = Label::new(clamp(*span));
             if !text.is_empty() {
-                label = label.with_message(text);
+                label = label.with_message(printable(text));
             }
             if color {
                 label = label.with_color(if order == 0 && !diagnostic.warning {
@@ -266,10 +266,10 @@ impl SourceMap {
             report = report.with_label(label);
         }
         for hint in &diagnostic.hints {
-            report = report.with_help(hint);
+            report = report.with_help(printable(hint));
         }
         for note in &diagnostic.notes {
-            report = report.with_note(note);
+            report = report.with_note(printable(note));
         }
         // Rendered whole, then written at once: ariadne writes a character
         // at a time, and stderr is not buffered. A failed write to stderr
@@ -285,6 +285,30 @@ impl SourceMap {
         self.render(diagnostic, false, &mut out);
         String::from_utf8_lossy(&out).into_owned()
     }
+}
+
+/// `text` with what a terminal would act on rather than show escaped: a
+/// control character but a line break (an escape sequence a user typed
+/// after `:help` would colour the terminal) and the marks that turn a
+/// line's direction (which would reverse the rest of the message).
+fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |ch: char| {
+        (ch.is_control() && ch != '\n')
+            || matches!(ch, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(acts) {
+        return text.into();
+    }
+    text.chars()
+        .map(|ch| {
+            if acts(ch) {
+                ch.escape_unicode().to_string()
+            } else {
+                ch.to_string()
+            }
+        })
+        .collect::<String>()
+        .into()
 }
 
 /// The most diagnostics shown for one file or entry; the rest are counted.
@@ -435,6 +459,21 @@ fn letters_apart(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_show_what_a_terminal_would_act_on_escaped() {
+        assert_eq!(
+            printable("plain `x`\nsecond line"),
+            "plain `x`\nsecond line"
+        );
+        assert_eq!(printable("`\u{1b}[31mRED`"), "`\\u{1b}[31mRED`");
+        assert_eq!(printable("a\u{202e}b"), "a\\u{202e}b");
+        assert_eq!(crate::syntax::lexer::shown('\u{200b}'), "\\u{200b}");
+        assert_eq!(crate::syntax::lexer::shown('\u{301}'), "\\u{301}");
+        assert_eq!(crate::syntax::lexer::shown('^'), "^");
+        assert_eq!(crate::syntax::lexer::shown('\''), "'");
+        assert_eq!(crate::syntax::lexer::shown('é'), "é");
+    }
 
     #[test]
     fn a_near_miss_is_the_fewest_edits_away_and_one_letter_is_near_only_its_other_case() {

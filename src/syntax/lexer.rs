@@ -433,9 +433,13 @@ impl std::fmt::Display for Token {
 
 /// A character as an error shows it: as itself if it can be seen, else
 /// escaped (`\t`, `\u{7f}`).
-fn shown(ch: char) -> String {
-    if ch.is_control() || ch.is_whitespace() {
-        ch.escape_debug().to_string()
+/// `ch` as a message shows it: itself if it prints as a letter does, else
+/// escaped (`\u{200b}`), so that a character that is invisible, joins the
+/// one before it or turns the line's direction cannot hide or garble it.
+pub fn shown(ch: char) -> String {
+    let escaped = ch.escape_debug().to_string();
+    if (ch.is_whitespace() || escaped.starts_with('\\')) && !matches!(ch, '\'' | '"' | '\\') {
+        escaped
     } else {
         ch.to_string()
     }
