@@ -412,6 +412,7 @@ impl<'a> Checker<'a> {
                 self.declared_once(decls.iter().map(|d| &d.name), "in this `var` section");
                 decls.iter().for_each(|d| {
                     self.not_a_routine(&d.name);
+                    self.not_a_builtin(&d.name, "variable");
                 });
                 if !top || self.routine.is_some() {
                     let span = decls.first().map_or(stmt.span, |d| d.name.span);
@@ -498,6 +499,8 @@ impl<'a> Checker<'a> {
             .chain(r.locals.iter().map(|d| &d.name))
             .for_each(|name| {
                 self.not_a_routine(name);
+                let parameter = r.params.iter().any(|p| std::ptr::eq(&p.name, name));
+                self.not_a_builtin(name, if parameter { "parameter" } else { "variable" });
                 if r.is_function && &*name.text == "Result" {
                     self.error(
                         Diagnostic::new(
@@ -560,6 +563,24 @@ impl<'a> Checker<'a> {
     /// routine's name: the one would hide the other wherever both are in
     /// sight, as a call or a read that silently means the wrong thing.
     /// Whether it reported `name`.
+    /// A parameter or a declared variable may not take a builtin's name
+    /// (nor `Inf`'s): it would hide the builtin in some places and not in
+    /// others, and an assignment to it is refused anyway.
+    fn not_a_builtin(&mut self, name: &Name, what: &str) {
+        if &*name.text == "Inf" || declarations::find(&name.text).is_some() {
+            self.error(
+                Diagnostic::new(
+                    name.span,
+                    format!(
+                        "`{}` is a builtin, so a {what} cannot take its name",
+                        name.text
+                    ),
+                )
+                .with_label(name.span, "choose another name"),
+            );
+        }
+    }
+
     fn not_a_routine(&mut self, name: &Name) -> bool {
         // A function assigning its own name, as some Pascals return a
         // value, is told about `Result` instead when it never sets it.
