@@ -775,6 +775,11 @@ impl Repl {
                 self.interp.set_statement(stmt.span);
                 if let Some(v) = self.interp.exec_expr(e)? {
                     let text = match &v {
+                        // A summary leaves out rows and columns: its shape
+                        // comes first, as an assignment's echo gives it.
+                        Value::Matrix(m, _) if m.len() > format::ECHO_WHOLE => {
+                            format!("{}×{}\n{}", m.nrows(), m.ncols(), format::echo_rows(m))
+                        }
                         Value::Matrix(m, _) => format::echo_rows(m),
                         other => format!("{}\n", format::value(other)),
                     };
