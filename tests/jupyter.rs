@@ -343,6 +343,12 @@ fn inspection_gives_the_help_text() {
                 .to_string()
         )
     );
+    // Nothing inside a string or a comment, as completion.
+    for (code, cursor) in [("x := 'Tanh", 10), ("{ Tanh }", 4), ("// Sqrt", 5)] {
+        assert_eq!(cells.inspect(code, cursor), None, "{code}");
+    }
+    assert!(cells.inspect("{ é } Tanh", 9).is_some());
+    assert!(cells.inspect("'a' + Tanh(", 11).is_some());
 }
 
 /// Interrupts the cell running 300 ms from now, as the interrupt button.

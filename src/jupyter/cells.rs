@@ -375,6 +375,12 @@ impl Cells {
     /// The text shown for the name at `cursor` (in characters): a
     /// builtin's `:help`, or what `:vars` says of a variable.
     pub fn inspect(&self, code: &str, cursor: usize) -> Option<String> {
+        // Nothing inside a comment or a string, as completion offers
+        // nothing there.
+        let at: usize = code.chars().take(cursor).map(char::len_utf8).sum();
+        if crate::lsp::completion::in_text(code, at) {
+            return None;
+        }
         let (start, end) = word_around(code, cursor);
         // A cursor just after `Name(` asks about `Name`.
         let (start, end) = if start == end {
