@@ -294,6 +294,34 @@ fn completion_offers_names_builtins_keywords_and_commands() {
     assert!(matches.iter().any(|m| m == "Tanh"), "{matches:?}");
 }
 
+/// After the `:` of a declaration the types are offered, as the language
+/// server offers them; a `:` in a call is a width, where values go.
+#[test]
+fn completion_offers_the_types_after_a_declarations_colon() {
+    let (cells, _) = session();
+    for (code, expected) in [
+        ("var a: Re", vec!["Real"]),
+        ("procedure P(x: Int", vec!["Integer"]),
+        ("function F: Mat", vec!["Matrix"]),
+        ("x := 1;\nvar i, j: Integer; s: St", vec!["String"]),
+        (
+            "var a: ",
+            vec!["Boolean", "Integer", "Matrix", "Real", "String"],
+        ),
+    ] {
+        let cursor = code.chars().count();
+        let (matches, start, end) = cells.complete(code, cursor);
+        assert_eq!(matches, expected, "{code}");
+        let typed = code.rsplit([' ', ':']).next().unwrap().chars().count();
+        assert_eq!((start, end), (cursor - typed, cursor), "{code}");
+    }
+    let (matches, _, _) = cells.complete("x := 2;\nWriteLn(x: ", 19);
+    assert!(matches.iter().any(|m| m == "x"), "{matches:?}");
+    assert!(!matches.iter().any(|m| m == "Real"), "{matches:?}");
+    let (matches, _, _) = cells.complete("var a: Real; { b: Re", 20);
+    assert!(matches.is_empty(), "{matches:?}");
+}
+
 #[test]
 fn a_value_before_a_picture_shows_before_it_and_quit_does_not_end_the_cell() {
     let (mut cells, shown) = session();

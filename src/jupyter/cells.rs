@@ -320,8 +320,9 @@ impl Cells {
 
     /// What may be typed at `cursor` (in characters): the names that
     /// start with the word before it — variables and routines of the
-    /// session and of the cell, builtins, constants, keywords, and after
-    /// a `:` the commands — and the word's start and end, in characters.
+    /// session and of the cell, builtins, constants, keywords; after a
+    /// `:` that opens the line the commands, after one of a declaration
+    /// the types — and the word's start and end, in characters.
     pub fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
         let (start, end) = word_around(code, cursor);
         // Nothing inside a comment or a string, as the language server.
@@ -340,11 +341,16 @@ impl Cells {
                 .rev()
                 .take_while(|c| **c != '\n')
                 .all(|c| c.is_whitespace());
+        // After a `:` of a declaration, a type, as the language server
+        // offers.
+        let types = !command && crate::lsp::completion::wants_type(code, at);
         // Names match as written; keywords in any case, as the lexer
         // reads them.
         let mut matches: Vec<String> = Vec::new();
         if command {
             matches.extend(COMMANDS.iter().map(|c| c[1..].to_string()));
+        } else if types {
+            matches.extend(crate::lsp::completion::type_names().map(str::to_string));
         } else {
             let whole: String = chars[start..end].iter().collect();
             matches.extend(self.repl.names());
@@ -358,7 +364,7 @@ impl Cells {
             matches.extend(crate::declarations::CONSTANTS.iter().map(|c| c.to_string()));
         }
         matches.retain(|c| c.starts_with(&word));
-        if !command {
+        if !command && !types {
             let lower = word.to_lowercase();
             let keywords = crate::lsp::completion::keywords();
             matches.extend(

@@ -11,6 +11,7 @@ use lsp_types::{
 };
 
 use crate::declarations::{BUILTINS, CONSTANTS};
+use crate::diagnostic::Span;
 use crate::syntax::lexer::Token;
 use crate::syntax::tree::TypeName;
 
@@ -124,14 +125,14 @@ const NOT_AT_START: &[&str] = &[
     "and", "or", "div", "mod", "not", "then", "do", "to", "downto", "true", "false",
 ];
 
-fn place(doc: &Document, offset: usize) -> Place {
-    let text = doc.text().as_bytes();
+/// What may stand at `offset` of `text`, whose tokens are `tokens`.
+fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
+    let text = text.as_bytes();
     let mut start = offset.min(text.len());
     while start > 0 && (text[start - 1].is_ascii_alphanumeric() || text[start - 1] == b'_') {
         start -= 1;
     }
-    let before = doc
-        .tokens
+    let before = tokens
         .iter()
         .take_while(|(_, s)| s.end <= start)
         .last()
@@ -139,7 +140,7 @@ fn place(doc: &Document, offset: usize) -> Place {
     use Token::*;
     match before {
         // `WriteLn(x:8:3)`: a width, where an expression goes.
-        Some(Colon) if in_call(doc, start) => Place::Expression,
+        Some(Colon) if in_call(tokens, start) => Place::Expression,
         Some(Colon) => Place::Type,
         Some(
             Assign | Plus | Minus | Star | Slash | Eq | Ne | Lt | Le | Gt | Ge | LParen | LBracket
@@ -154,11 +155,25 @@ fn place(doc: &Document, offset: usize) -> Place {
 
 /// Whether `at` is inside the parentheses of a call (not of a routine's
 /// header, where a `:` is followed by a type).
-fn in_call(doc: &Document, at: usize) -> bool {
-    super::signature::open_call(doc, at).is_some_and(|(_, _, name)| {
-        let before = name.checked_sub(1).map(|b| &doc.tokens[b].0);
+fn in_call(tokens: &[(Token, Span)], at: usize) -> bool {
+    super::signature::open_call(tokens, at).is_some_and(|(_, _, name)| {
+        let before = name.checked_sub(1).map(|b| &tokens[b].0);
         !matches!(before, Some(Token::Procedure | Token::Function))
     })
+}
+
+/// Whether a type is what may be typed at `offset` (in bytes) of `text`:
+/// after a `:` that is not a width in a call (`var a: `, `procedure
+/// P(x: `, `function F: `), outside comments and strings. The language
+/// server offers the types there, and so does a notebook's kernel.
+pub fn wants_type(text: &str, offset: usize) -> bool {
+    let (tokens, _) = crate::syntax::lexer::lex(text, 0);
+    !in_text(text, offset) && place(text, &tokens, offset) == Place::Type
+}
+
+/// The types' names, as a declaration writes them.
+pub fn type_names() -> impl Iterator<Item = &'static str> {
+    TypeName::ALL.into_iter().map(TypeName::name)
 }
 
 pub fn completions(
@@ -172,11 +187,11 @@ pub fn completions(
     }
     let names = &doc.names;
     let mut items = Vec::new();
-    let place = place(doc, offset);
+    let place = place(doc.text(), &doc.tokens, offset);
     if place == Place::Type {
-        for t in TypeName::ALL {
+        for name in type_names() {
             items.push(item(
-                t.name(),
+                name,
                 CompletionItemKind::CLASS,
                 Some("type".to_string()),
             ));

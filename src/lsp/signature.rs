@@ -8,6 +8,7 @@ use lsp_types::{
 };
 
 use crate::declarations;
+use crate::diagnostic::Span;
 use crate::syntax::lexer::Token;
 
 use super::analysis::Document;
@@ -15,10 +16,10 @@ use super::analysis::Document;
 /// The name of the call whose arguments hold `offset`, how many commas of
 /// it come before, and the index of the name's token. (A routine's header,
 /// `procedure P(a: `, reads as a call of `P` here.)
-pub(super) fn open_call(doc: &Document, offset: usize) -> Option<(String, u32, usize)> {
+pub(super) fn open_call(tokens: &[(Token, Span)], offset: usize) -> Option<(String, u32, usize)> {
     // (is a parenthesis, index of its token, commas so far)
     let mut open: Vec<(bool, usize, u32)> = Vec::new();
-    for (i, (token, span)) in doc.tokens.iter().enumerate() {
+    for (i, (token, span)) in tokens.iter().enumerate() {
         if span.end > offset {
             break;
         }
@@ -47,7 +48,7 @@ pub(super) fn open_call(doc: &Document, offset: usize) -> Option<(String, u32, u
         }
     }
     open.iter().rev().find_map(|&(paren, i, commas)| {
-        let before = i.checked_sub(1).map(|b| &doc.tokens[b].0);
+        let before = i.checked_sub(1).map(|b| &tokens[b].0);
         match (paren, before) {
             (true, Some(Token::Ident(name))) => Some((name.clone(), commas, i - 1)),
             _ => None,
@@ -78,7 +79,7 @@ fn label(name: &str, params: &[String], separator: &str) -> (String, Vec<Paramet
 }
 
 pub fn signature_help(doc: &Document, offset: usize) -> Option<SignatureHelp> {
-    let (name, commas, _) = open_call(doc, offset)?;
+    let (name, commas, _) = open_call(&doc.tokens, offset)?;
     let (text, params, documentation, active) = if let Some(b) = declarations::find(&name) {
         let first_optional = b.params.len() - b.optional;
         let shown: Vec<String> = b
