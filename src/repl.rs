@@ -107,6 +107,9 @@ pub struct Repl {
     /// The name of the next entry's source and the line it starts on, when
     /// it is part of something larger (a notebook cell); else `entry N`.
     place: Option<(String, usize)>,
+    /// Where notices (`Plot wrote ...`) are written as they come, rather
+    /// than after their entry.
+    notices_to: Option<fn() -> Box<dyn Write>>,
 }
 
 /// What a notebook cell must put back if it fails: the state before it.
@@ -156,7 +159,16 @@ impl Repl {
             interruption: None,
             keep_interruptions: false,
             place: None,
+            notices_to: None,
         }
+    }
+
+    /// Writes each notice (`Plot wrote ...`) to a stream made by `to` as it
+    /// comes, in the program's order among its output, rather than on
+    /// `err` after the entry: a notebook shows both streams in one place.
+    pub fn notices_at_once(&mut self, to: fn() -> Box<dyn Write>) {
+        self.notices_to = Some(to);
+        self.interp.notices_now = Some(to());
     }
 
     /// Sends the diagnostics that hold an error to `out` from now on,
@@ -559,7 +571,9 @@ impl Repl {
     /// Shows the interpreter's warnings that are not shown yet.
     fn show_warnings(&mut self) {
         for notice in std::mem::take(&mut self.interp.notices) {
-            let _ = writeln!(self.err, "{notice}");
+            // One write for the line and its end, which a notebook would
+            // otherwise get as two outputs.
+            let _ = self.err.write_all(format!("{notice}\n").as_bytes());
         }
         if !self.interp.warnings.is_empty() {
             let warnings = std::mem::take(&mut self.interp.warnings);
@@ -1186,8 +1200,12 @@ impl Repl {
                 let error_out = self.error_out.take();
                 let hold_values = self.hold_values;
                 let had_error = self.had_error;
+                let notices_to = self.notices_to;
                 *self = Repl::new(self.make_out, err, color);
                 self.had_error = had_error;
+                if let Some(to) = notices_to {
+                    self.notices_at_once(to);
+                }
                 self.interp.interrupt = interrupt;
                 self.error_out = error_out;
                 self.hold_values = hold_values;

@@ -241,12 +241,26 @@ fn a_plot_is_shown_as_svg_and_a_path_still_writes_its_file() {
     let dir = std::env::temp_dir().join(format!("tapec-jupyter-plot-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("chart.svg");
-    let code = format!("Plot([[1, 2]], '{}', 'a title');", path.display());
+    let code = format!(
+        "Plot([[1, 2]], '{}', 'a title');WriteLn('x');",
+        path.display()
+    );
     assert_eq!(cells.execute(&code), Outcome::Done { result: None });
     let outputs: Vec<Output> = shown.borrow_mut().drain(..).collect();
     assert!(matches!(&outputs[0], Output::Display(forms) if forms[0].1.contains("a title")));
-    assert!(
-        matches!(&outputs[1], Output::Stream { stderr: true, text } if text.starts_with("Plot wrote")),
+    // Where the Plot ran, before what comes after it, in one output.
+    assert_eq!(
+        outputs[1..],
+        [
+            Output::Stream {
+                stderr: true,
+                text: format!("Plot wrote {}\n", path.display())
+            },
+            Output::Stream {
+                stderr: false,
+                text: "x\n".into()
+            }
+        ],
         "{outputs:?}"
     );
     assert!(std::fs::read_to_string(&path).unwrap().contains("a title"));

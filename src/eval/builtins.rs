@@ -764,7 +764,7 @@ impl Interpreter {
                 if let Err(e) = std::fs::write(&full, chart) {
                     return fail(cannot_write(s(1), &path, &full, &e, self.paths_from));
                 }
-                self.notices.push(format!("Plot wrote {}", full.display()));
+                self.notice(format!("Plot wrote {}", full.display()));
                 return Ok(None);
             }
             Does::Show => {
@@ -775,6 +775,19 @@ impl Interpreter {
             }
         };
         Ok(Some(value))
+    }
+
+    /// A line for stderr (where a file was written): kept in `notices`,
+    /// or written at once, after the output before it, to `notices_now`.
+    pub fn notice(&mut self, text: String) {
+        match &mut self.notices_now {
+            Some(err) => {
+                let _ = self.out.flush();
+                let _ = err.write_all(format!("{text}\n").as_bytes());
+                let _ = err.flush();
+            }
+            None => self.notices.push(text),
+        }
     }
 
     pub fn print(&mut self, text: &str) {

@@ -152,6 +152,10 @@ pub struct Interpreter {
     pub warnings: Vec<Diagnostic>,
     /// Lines for stderr not yet shown: where files were written.
     pub notices: Vec<String>,
+    /// Where notices are written as they come, each line in one write,
+    /// when not kept in `notices` for later (a notebook shows them in
+    /// the program's order among its output).
+    pub notices_now: Option<Box<dyn Write>>,
     /// The places already warned about: a tape in a loop warns once.
     warned: HashSet<Span>,
     /// Each `Nudge` since the last tape opened: the record of the value it
@@ -234,6 +238,7 @@ impl Interpreter {
         Interpreter {
             warnings: Vec::new(),
             notices: Vec::new(),
+            notices_now: None,
             warned: HashSet::new(),
             nudged: Vec::new(),
             counters: Vec::new(),

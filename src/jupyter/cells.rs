@@ -95,6 +95,9 @@ fn stdout_stream() -> Box<dyn Write> {
 const COMMANDS: &[&str] = &[
     ":help", ":vars", ":tape", ":blame", ":walk", ":drop", ":graph", ":load", ":reset",
 ];
+fn stderr_stream() -> Box<dyn Write> {
+    Box::new(StreamWriter { stderr: true })
+}
 
 /// The REPL's session, run a cell at a time.
 pub struct Cells {
@@ -115,11 +118,9 @@ impl Cells {
                 ("text/plain", "<a chart drawn by Plot>".to_string()),
             ]));
         })));
-        let mut repl = Repl::new(
-            stdout_stream,
-            Box::new(StreamWriter { stderr: true }),
-            false,
-        );
+        let mut repl = Repl::new(stdout_stream, stderr_stream(), false);
+        // "Plot wrote ..." where the Plot ran, among the cell's output.
+        repl.notices_at_once(stderr_stream);
         let errors = crate::SharedBuffer::default();
         repl.send_errors_to(Box::new(errors.clone()));
         repl.hold_values();
