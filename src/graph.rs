@@ -73,9 +73,18 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
 /// on the page. The error is a sentence for the user.
 pub fn write(tape: &mut Tape, path: &Path, title: &str, sources: &SourceMap) -> Result<(), String> {
     let format = format_of(path)?;
+    let what = format!("`{}`", path.display());
+    // The walk's page draws the tape too; its way out is the walk as text.
+    if format == "html"
+        && let Some(why) = crate::picture::too_many_to_draw(tape, &what)
+    {
+        return Err(format!(
+            "{why}; the walk as text has no limit (`tapec graph --walk`, `:walk` at the \
+             prompt), or walk a smaller tape"
+        ));
+    }
     if format != "dot"
-        && let Some(message) =
-            crate::picture::too_many_records(tape, &format!("`{}`", path.display()))
+        && let Some(message) = crate::picture::too_many_records(tape, &what)
     {
         return Err(message);
     }

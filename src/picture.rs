@@ -452,10 +452,17 @@ pub const MOST_PIXELS: u64 = 32 << 20;
 /// Why `tape` is not drawn, if it is too large to be: a sentence for the
 /// user, naming what was asked for (`what`: "`tape.svg`", "the picture").
 pub fn too_many_records(tape: &Tape, what: &str) -> Option<String> {
+    too_many_to_draw(tape, what)
+        .map(|why| format!("{why}; write it as .dot, which has no limit, or draw a smaller tape"))
+}
+
+/// Why `tape` is not drawn, if it is too large to be, with no advice: for
+/// a caller whose way out is another (a notebook's `:walk`).
+pub fn too_many_to_draw(tape: &Tape, what: &str) -> Option<String> {
     (tape.records.len() > MOST_DRAWN).then(|| {
         format!(
             "cannot draw {what}: the tape has {} records, and a picture is drawn for at most \
-             {MOST_DRAWN}; write it as .dot, which has no limit, or draw a smaller tape",
+             {MOST_DRAWN}",
             tape.records.len()
         )
     })

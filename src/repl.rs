@@ -340,9 +340,34 @@ impl Repl {
         Some(format!("{kind} {name}({})\n", params.join(", ")))
     }
 
-    /// Why the open or last tape is too large for a picture, if it is.
-    pub fn too_large_to_draw(&self) -> Option<String> {
-        crate::picture::too_many_records(&self.interp.tape, "the tape's picture")
+    /// A notebook's `:graph` (`walk`: `:walk`) refused, as any command
+    /// that cannot run is, when the open or last tape is too large to
+    /// draw, with the way out that command has; whether it was.
+    pub fn refuse_too_large(&mut self, walk: bool) -> bool {
+        let tape = &self.interp.tape;
+        if walk && (tape.open || tape.result.is_none()) {
+            // No walk to show: `:walk` says so.
+            return false;
+        }
+        let (what, hint) = if walk {
+            (
+                "the walk's page",
+                "the page draws the tape: walk a smaller one, or read the records with `:tape` \
+                 (`:tape all` lists every one)",
+            )
+        } else {
+            (
+                "the tape's picture",
+                "`:graph tape.dot` writes it as .dot, which has no limit; or draw a smaller tape",
+            )
+        };
+        match crate::picture::too_many_to_draw(&self.interp.tape, what) {
+            Some(message) => {
+                self.refuse(message, hint.to_string());
+                true
+            }
+            None => false,
+        }
     }
 
     /// The open or last tape drawn as SVG, as `:graph FILE.svg` writes it.

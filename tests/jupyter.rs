@@ -766,3 +766,48 @@ fn an_expression_is_evaluated_without_changing_the_session() {
         }
     );
 }
+
+/// `:graph` and `:walk` of a tape too large to draw are refused as errors,
+/// as `:graph FILE.png` is, each with the way out its command has.
+#[test]
+fn a_tape_too_large_to_draw_is_refused_as_an_error_fitting_its_command() {
+    let (mut cells, shown) = session();
+    let outcome = cells.execute(
+        "w := [[1.0, 2.0]];\ns := 0.0;\ntape\n for i := 1 to 600 do s := s + Sum(w);\nend;",
+    );
+    assert_eq!(outcome, Outcome::Done { result: None });
+    streams(&shown);
+    let Outcome::Failed(graph) = cells.execute(":graph") else {
+        panic!("`:graph` should fail");
+    };
+    assert!(
+        graph
+            .evalue
+            .starts_with("cannot draw the tape's picture: the tape has 1"),
+        "{graph:?}"
+    );
+    assert!(
+        graph
+            .traceback
+            .join("\n")
+            .contains("`:graph tape.dot` writes it as .dot"),
+        "{graph:?}"
+    );
+    let Outcome::Failed(walk) = cells.execute(":walk") else {
+        panic!("`:walk` should fail");
+    };
+    assert!(
+        walk.evalue
+            .starts_with("cannot draw the walk's page: the tape has 1"),
+        "{walk:?}"
+    );
+    let advice = walk.traceback.join("\n");
+    assert!(!advice.contains(".dot"), "{advice}");
+    assert!(advice.contains("`:tape`"), "{advice}");
+    // Said once, as the error; nothing in the streams.
+    assert_eq!(streams(&shown), (String::new(), String::new()));
+    assert!(matches!(
+        cells.execute(":graph too-large.png"),
+        Outcome::Failed(_)
+    ));
+}

@@ -577,7 +577,7 @@ fn graph_of(name: &str, program: &str, out: &str) -> (i32, String) {
 fn a_picture_too_large_to_draw_is_refused() {
     let factors = vec!["x"; 1200].join(" * ");
     let chain = format!("x := 1.0;\ntape\n  y := {factors};\nend;\n");
-    for out in ["chain.svg", "chain.png", "chain.html"] {
+    for out in ["chain.svg", "chain.png"] {
         let (code, err) = graph_of("chain", &chain, out);
         assert_eq!(code, 1, "{err}");
         assert_eq!(
@@ -586,6 +586,16 @@ fn a_picture_too_large_to_draw_is_refused() {
              at most 1000; write it as .dot, which has no limit, or draw a smaller tape\n"
         );
     }
+    // The walk's page is no picture to write as .dot: its way out is the
+    // walk as text.
+    let (code, err) = graph_of("chain", &chain, "chain.html");
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(
+        err,
+        "Error: cannot draw `OUT`: the tape has 1200 records, and a picture is drawn for at \
+         most 1000; the walk as text has no limit (`tapec graph --walk`, `:walk` at the \
+         prompt), or walk a smaller tape\n"
+    );
     let (code, err) = graph_of("chain", &chain, "chain.dot");
     assert_eq!((code, err.as_str()), (0, "tapec graph wrote OUT\n"));
 

@@ -233,13 +233,9 @@ impl Cells {
             });
             return true;
         }
-        if matches!(line, ":graph" | ":walk")
-            && let Some(message) = self.repl.too_large_to_draw()
-        {
-            emit(Output::Stream {
-                stderr: true,
-                text: format!("{message}\n"),
-            });
+        // Too large a tape is refused as an error, as any command that
+        // cannot run.
+        if matches!(line, ":graph" | ":walk") && self.repl.refuse_too_large(line == ":walk") {
             return true;
         }
         match line {
