@@ -43,15 +43,36 @@ Enter statements; each runs when it is complete.
   :quit           leave (also Ctrl-D)
 ";
 
+/// `:help` in a notebook: the prompt's commands as a notebook's kernel
+/// runs them (`:walk` and `:graph` show in the cell), with no `:quit`.
+const NOTEBOOK_HELP: &str = "\
+Enter statements; a cell runs them one by one, as the prompt does.
+  tape            open a tape: statements are recorded until `end;`, in this cell or a later one
+  :help NAME      a builtin (Tanh), keyword (tape), command (:walk) or your routine explained
+  :vars           every variable with its shape
+  :tape [all]     the records of the open or last tape (a long one summarised)
+  :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
+  :walk           show the last tape's walk in the cell, a page that steps through it
+  :drop           drop the tape left open, every variable as before it
+  :graph [FILE]   draw the open or last tape in the cell, or into FILE (.svg, .png, .dot; .html: the walk)
+  :load FILE      run a program file in this session
+  :reset          forget every variable, routine and tape
+";
+
+/// What `:quit` does in a notebook, for the cell and for `:help :quit`.
+pub const QUIT_IN_NOTEBOOK: &str = "`:quit` leaves the prompt; a notebook's kernel is stopped or \
+                                    restarted from the notebook, so the cell goes on";
+
 /// How many records `:tape` lists of a longer tape, and how many of them
 /// are its last.
 const LISTED_RECORDS: usize = 40;
 const LISTED_LAST: usize = 10;
 
-/// The prompt's commands as `:help` lists them: each one's word (without
-/// the `:`) and its line.
-fn commands() -> impl Iterator<Item = (&'static str, &'static str)> {
-    HELP.lines().filter_map(|l| {
+/// The prompt's commands as `:help` lists them (in a notebook, if
+/// `notebook`): each one's word (without the `:`) and its line.
+fn commands(notebook: bool) -> impl Iterator<Item = (&'static str, &'static str)> {
+    let help = if notebook { NOTEBOOK_HELP } else { HELP };
+    help.lines().filter_map(|l| {
         let word = l
             .trim_start()
             .strip_prefix(':')?
@@ -61,9 +82,21 @@ fn commands() -> impl Iterator<Item = (&'static str, &'static str)> {
     })
 }
 
-/// What `:help` says of the prompt's command `:word`, if there is one.
-pub fn command_help(word: &str) -> Option<&'static str> {
-    commands().find(|&(w, _)| w == word).map(|(_, line)| line)
+/// What `:help` says of the prompt's command `:word` (in a notebook, if
+/// `notebook`), if there is one.
+pub fn command_help(word: &str, notebook: bool) -> Option<&'static str> {
+    if notebook && word == "quit" {
+        return Some(QUIT_IN_NOTEBOOK);
+    }
+    commands(notebook)
+        .find(|&(w, _)| w == word)
+        .map(|(_, line)| line)
+}
+
+/// The words of the commands `:help` lists (in a notebook, if
+/// `notebook`), without their `:`.
+pub fn command_words(notebook: bool) -> impl Iterator<Item = &'static str> {
+    commands(notebook).map(|(word, _)| word)
 }
 
 /// One interactive session. Program output and echoes go to `out`,
@@ -110,6 +143,9 @@ pub struct Repl {
     /// Where notices (`Plot wrote ...`) are written as they come, rather
     /// than after their entry.
     notices_to: Option<fn() -> Box<dyn Write>>,
+    /// Whether the session is a notebook's: `:help` then tells the
+    /// commands as its kernel runs them.
+    notebook: bool,
 }
 
 /// What a notebook cell must put back if it fails: the state before it.
@@ -160,7 +196,13 @@ impl Repl {
             keep_interruptions: false,
             place: None,
             notices_to: None,
+            notebook: false,
         }
+    }
+
+    /// Makes this a notebook's session, for what `:help` says.
+    pub fn in_notebook(&mut self) {
+        self.notebook = true;
     }
 
     /// Writes each notice (`Plot wrote ...`) to a stream made by `to` as it
@@ -447,9 +489,8 @@ impl Repl {
     /// edits turn into one another (`:nope` is not a misspelled `:tape`).
     fn unknown_command(&mut self, word: &str) {
         let lower = word.to_lowercase();
-        let names = commands()
-            .map(|(name, _)| name)
-            .filter(|name| strsim::osa_distance(&lower, name) <= 1);
+        let names =
+            command_words(self.notebook).filter(|name| strsim::osa_distance(&lower, name) <= 1);
         let hint = match crate::diagnostic::near_miss(word, names) {
             Some(close) => format!("did you mean `:{close}`? `:help` lists the commands"),
             None => "`:help` lists the commands".to_string(),
@@ -905,7 +946,7 @@ impl Repl {
     fn help(&mut self, name: &str) {
         if let Some(command) = name.strip_prefix(':') {
             let word = command.split_whitespace().next().unwrap_or("");
-            match command_help(word) {
+            match command_help(word, self.notebook) {
                 Some(line) => self.say(&format!("{line}\n")),
                 None => self.unknown_command(word),
             }
@@ -998,7 +1039,9 @@ impl Repl {
             return;
         }
         match name {
-            "help" if rest.trim().is_empty() => self.say(HELP),
+            "help" if rest.trim().is_empty() => {
+                self.say(if self.notebook { NOTEBOOK_HELP } else { HELP })
+            }
             "help" => self.help(rest.trim()),
             "quit" | "q" => self.quit = true,
             "vars" => {
@@ -1226,7 +1269,9 @@ impl Repl {
                 let hold_values = self.hold_values;
                 let had_error = self.had_error;
                 let notices_to = self.notices_to;
+                let notebook = self.notebook;
                 *self = Repl::new(self.make_out, err, color);
+                self.notebook = notebook;
                 self.had_error = had_error;
                 if let Some(to) = notices_to {
                     self.notices_at_once(to);

@@ -377,13 +377,13 @@ fn inspection_gives_the_help_text() {
         cells.inspect("tape", 2),
         Some(tapec::repl::transcript(":help tape").trim_end().to_string())
     );
-    assert_eq!(
-        cells.inspect(":walk", 3),
-        Some(
-            tapec::repl::transcript(":help :walk")
-                .trim_end()
-                .to_string()
-        )
+    // A command as the notebook's `:help` tells it.
+    assert!(
+        cells
+            .inspect(":walk", 3)
+            .is_some_and(|help| help.contains("in the cell") && !help.contains("Enter")),
+        "{:?}",
+        cells.inspect(":walk", 3)
     );
     // Nothing inside a string or a comment, as completion.
     for (code, cursor) in [("x := 'Tanh", 10), ("{ Tanh }", 4), ("// Sqrt", 5)] {
@@ -391,6 +391,47 @@ fn inspection_gives_the_help_text() {
     }
     assert!(cells.inspect("{ é } Tanh", 9).is_some());
     assert!(cells.inspect("'a' + Tanh(", 11).is_some());
+}
+
+/// `:help` in a notebook tells the commands as the kernel runs them:
+/// `:walk` shows a page, `:graph` draws in the cell, `:quit` is not one.
+#[test]
+fn help_in_a_notebook_tells_the_kernels_commands() {
+    let (mut cells, shown) = session();
+    cells.execute(":help");
+    let (help, _) = streams(&shown);
+    assert!(
+        !help.contains(":quit") && !help.contains("Ctrl-D"),
+        "{help}"
+    );
+    assert!(!help.contains("Enter: next"), "{help}");
+    let walk = help
+        .lines()
+        .find(|l| l.trim().starts_with(":walk"))
+        .unwrap();
+    assert!(walk.contains("in the cell"), "{walk}");
+    let graph = help
+        .lines()
+        .find(|l| l.trim().starts_with(":graph"))
+        .unwrap();
+    assert!(graph.contains(":graph [FILE]"), "{graph}");
+    cells.execute(":help :walk");
+    assert_eq!(streams(&shown).0, format!("{}\n", walk.trim()));
+    assert_eq!(cells.inspect(":walk", 3), Some(walk.trim().to_string()));
+    cells.execute(":help :quit");
+    assert!(
+        streams(&shown)
+            .0
+            .starts_with("`:quit` leaves the prompt; a notebook's kernel"),
+        "how a notebook's kernel is stopped"
+    );
+    // Completion offers what `:help` lists.
+    let (matches, _, _) = cells.complete(":", 1);
+    assert!(matches.contains(&"walk".to_string()), "{matches:?}");
+    assert!(!matches.contains(&"quit".to_string()), "{matches:?}");
+    // The prompt's own help is the prompt's.
+    let prompt = tapec::repl::transcript(":help :walk");
+    assert!(prompt.contains("Enter: next"), "{prompt}");
 }
 
 /// Interrupts the cell running 300 ms from now, as the interrupt button.

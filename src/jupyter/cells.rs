@@ -91,10 +91,6 @@ fn stdout_stream() -> Box<dyn Write> {
     Box::new(StreamWriter { stderr: false })
 }
 
-/// The commands of `:help`, for completion after a `:`.
-const COMMANDS: &[&str] = &[
-    ":help", ":vars", ":tape", ":blame", ":walk", ":drop", ":graph", ":load", ":reset",
-];
 fn stderr_stream() -> Box<dyn Write> {
     Box::new(StreamWriter { stderr: true })
 }
@@ -124,6 +120,7 @@ impl Cells {
         let errors = crate::SharedBuffer::default();
         repl.send_errors_to(Box::new(errors.clone()));
         repl.hold_values();
+        repl.in_notebook();
         repl.keep_interruptions();
         Cells {
             repl,
@@ -227,9 +224,7 @@ impl Cells {
         if line == ":quit" || line == ":q" {
             emit(Output::Stream {
                 stderr: true,
-                text: "`:quit` leaves the prompt; a notebook's kernel is stopped or restarted \
-                       from the notebook, so the cell goes on\n"
-                    .to_string(),
+                text: format!("{}\n", crate::repl::QUIT_IN_NOTEBOOK),
             });
             return true;
         }
@@ -345,7 +340,7 @@ impl Cells {
         // reads them.
         let mut matches: Vec<String> = Vec::new();
         if command {
-            matches.extend(COMMANDS.iter().map(|c| c[1..].to_string()));
+            matches.extend(crate::repl::command_words(true).map(str::to_string));
         } else if types {
             matches.extend(crate::lsp::completion::type_names().map(str::to_string));
         } else {
@@ -402,7 +397,7 @@ impl Cells {
         let line_before: String = code.chars().take(start).collect();
         let line_before = line_before.rsplit('\n').next().unwrap_or("");
         if line_before.trim() == ":" {
-            return crate::repl::command_help(&word).map(str::to_string);
+            return crate::repl::command_help(&word, true).map(str::to_string);
         }
         if let Some(b) = crate::declarations::find(&word) {
             return Some(b.help());
