@@ -140,6 +140,11 @@ pub struct Repl {
     /// The name of the next entry's source and the line it starts on, when
     /// it is part of something larger (a notebook cell); else `entry N`.
     place: Option<(String, usize)>,
+    /// While the entries are part of something larger that a failure
+    /// undoes whole (a notebook cell): where the tape open at the prompt
+    /// when it began was opened, if one was. `None`: a failure undoes its
+    /// entry alone.
+    undone_whole_to: Option<Option<Span>>,
     /// Where notices (`Plot wrote ...`) are written as they come, rather
     /// than after their entry.
     notices_to: Option<fn() -> Box<dyn Write>>,
@@ -156,6 +161,18 @@ pub struct Mark {
     /// before the cell and the cell closed it before failing (the one
     /// taken when the tape opened is gone by then).
     before_tape: Option<crate::eval::interp::Snapshot>,
+}
+
+/// What is open at the prompt after an entry fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Left {
+    /// The tape open now, opened before what the failure undoes.
+    Same,
+    /// No tape: the one open now was opened in what the failure undoes.
+    Nothing,
+    /// Another tape: the one open now was opened in what the failure
+    /// undoes, which had closed the one open before it.
+    Earlier,
 }
 
 /// Whether an entry is complete, by the prompt's rule.
@@ -195,6 +212,7 @@ impl Repl {
             interruption: None,
             keep_interruptions: false,
             place: None,
+            undone_whole_to: None,
             notices_to: None,
             notebook: false,
         }
@@ -288,6 +306,24 @@ impl Repl {
             snapshot: self.interp.snapshot(),
             tape_started: self.tape_started,
             before_tape: self.tape_started.map(|_| self.interp.snapshot()),
+        }
+    }
+
+    /// From now on a failure undoes everything back to `mark`, not only
+    /// its entry (a notebook cell undone whole), so what an error says is
+    /// left open is what is open after that; `None`: each entry alone.
+    pub fn undo_whole_to(&mut self, mark: Option<&Mark>) {
+        self.undone_whole_to = mark.map(|m| m.tape_started);
+    }
+
+    /// What stays of the tape open at the prompt when the entry running
+    /// now fails.
+    fn after_failure(&self) -> Left {
+        match self.undone_whole_to {
+            None => Left::Same,
+            Some(before) if before == self.tape_started => Left::Same,
+            Some(None) => Left::Nothing,
+            Some(Some(_)) => Left::Earlier,
         }
     }
 
@@ -671,7 +707,7 @@ impl Repl {
         if bare == "tape" {
             let span = self.keyword_entry(&text, 4);
             if self.tape_started.is_some() {
-                self.report(&tape_in_prompt_tape(span));
+                self.report(&tape_in_prompt_tape(span, self.after_failure()));
                 return;
             }
             let before = self.interp.snapshot();
@@ -736,8 +772,11 @@ impl Repl {
     fn run_entry(&mut self, program: &Program) {
         let mut errors = check::check(program, &self.known(), true);
         if self.tape_started.is_some() {
+            let left = self.after_failure();
             errors.extend(program.body.iter().filter_map(|s| match &s.kind {
-                StmtKind::Tape { .. } => Some(tape_in_prompt_tape(errors::tape_keyword(s.span))),
+                StmtKind::Tape { .. } => {
+                    Some(tape_in_prompt_tape(errors::tape_keyword(s.span), left))
+                }
                 _ => None,
             }));
         }
@@ -924,11 +963,22 @@ impl Repl {
             }
             Err(Stop::Error(d)) => {
                 self.interp.restore(before);
-                let d = d.with_note(
-                    "the tape is still open (`tape>`): assign the value to end on to a variable \
-                     and enter `end;` again, or `:drop` to drop the tape and put every variable \
-                     back as it was before it",
-                );
+                let note = match self.after_failure() {
+                    Left::Same => {
+                        "the tape is still open (`tape>`): assign the value to end on to a \
+                         variable and enter `end;` again, or `:drop` to drop the tape and put \
+                         every variable back as it was before it"
+                    }
+                    Left::Nothing => {
+                        "this cell is undone whole, the `tape` it opened too, so no tape is \
+                         open now: mend the cell and run it again"
+                    }
+                    Left::Earlier => {
+                        "this cell is undone whole, the `tape` it opened too, so the tape open \
+                         before the cell is open again (`tape>`): mend the cell and run it again"
+                    }
+                };
+                let d = d.with_note(note);
                 self.report(&d);
             }
             Err(Stop::Interrupted) => {
@@ -1268,11 +1318,13 @@ impl Repl {
                 let error_out = self.error_out.take();
                 let hold_values = self.hold_values;
                 let had_error = self.had_error;
+                let undone_whole_to = self.undone_whole_to;
                 let notices_to = self.notices_to;
                 let notebook = self.notebook;
                 *self = Repl::new(self.make_out, err, color);
                 self.notebook = notebook;
                 self.had_error = had_error;
+                self.undone_whole_to = undone_whole_to;
                 if let Some(to) = notices_to {
                     self.notices_at_once(to);
                 }
@@ -1402,14 +1454,26 @@ impl Pending {
     }
 }
 
-/// A `tape` (at `span`) entered while a tape is open at the prompt.
-fn tape_in_prompt_tape(span: Span) -> Diagnostic {
+/// A `tape` (at `span`) entered while a tape is open at the prompt;
+/// `left`: what is open once the failure is undone.
+fn tape_in_prompt_tape(span: Span, left: Left) -> Diagnostic {
     let mut d = errors::nested_tape(span);
-    d.hints = vec![
-        "a tape is still open at this prompt (`tape>`): `end;` closes it, `:drop` drops it \
-         and puts every variable back as it was before it"
-            .to_string(),
-    ];
+    let hint = match left {
+        Left::Same => {
+            "a tape is still open at this prompt (`tape>`): `end;` closes it, `:drop` drops it \
+             and puts every variable back as it was before it"
+        }
+        Left::Nothing => {
+            "the tape open here was opened in this cell, which is undone whole, so no tape is \
+             open now: close the first tape with `end;` before starting the next"
+        }
+        Left::Earlier => {
+            "the tape open here was opened in this cell, which is undone whole, so the tape \
+             open before the cell is open again: close a tape with `end;` before starting the \
+             next"
+        }
+    };
+    d.hints = vec![hint.to_string()];
     d
 }
 

@@ -808,6 +808,52 @@ fn an_expression_is_evaluated_without_changing_the_session() {
     );
 }
 
+/// A cell that fails is undone whole: an error in it says what is open
+/// once it is undone. A tape the cell opened is not open any more; one
+/// opened in an earlier cell still is, as the prompt says.
+#[test]
+fn a_failed_end_or_tape_says_what_is_open_once_the_cell_is_undone() {
+    let (mut cells, shown) = session();
+    cells.execute("w := [[1.0, 2.0]];");
+    let failed = |outcome: Outcome| match outcome {
+        Outcome::Failed(failure) => failure.traceback.join("\n"),
+        other => panic!("the cell should fail: {other:?}"),
+    };
+    // The cell opened the tape, so no tape is open once it is undone.
+    let text = failed(cells.execute("tape\n y := w * 2;\nend;"));
+    assert!(text.contains("so no tape is open"), "{text}");
+    assert!(!text.contains("still open"), "{text}");
+    assert!(!text.contains(":drop"), "{text}");
+    let text = failed(cells.execute("end;"));
+    assert!(text.contains("closes no `begin` or `tape`"), "{text}");
+    let text = failed(cells.execute("tape\n y := w * 3;\n tape"));
+    assert!(text.contains("no tape is open now"), "{text}");
+    assert!(!text.contains("still open at this prompt"), "{text}");
+    assert!(
+        matches!(cells.execute("y;"), Outcome::Failed(_)),
+        "y is undone"
+    );
+    // A tape opened in an earlier cell stays open: the notes say so.
+    cells.execute("tape");
+    let text = failed(cells.execute(" y := w * 2;\nend;"));
+    assert!(text.contains("the tape is still open (`tape>`)"), "{text}");
+    let text = failed(cells.execute(" y := w * 2;\ntape"));
+    assert!(
+        text.contains("a tape is still open at this prompt"),
+        "{text}"
+    );
+    // A cell that closes it and opens another: the first is open again.
+    cells.execute(" s := Sum(w);");
+    let text = failed(cells.execute("end;\ntape\n y := w * 2;\nend;"));
+    assert!(
+        text.contains("the tape open before the cell is open again"),
+        "{text}"
+    );
+    streams(&shown);
+    assert_eq!(cells.execute("end;"), Outcome::Done { result: None });
+    assert!(streams(&shown).0.starts_with("tape closed: "));
+}
+
 /// `:graph` and `:walk` of a tape too large to draw are refused as errors,
 /// as `:graph FILE.png` is, each with the way out its command has.
 #[test]

@@ -157,6 +157,9 @@ impl Cells {
         self.repl.take_interruption();
         self.repl.quit = false;
         let mark = self.repl.mark();
+        // What an error says is left open is what is open once the cell
+        // is undone.
+        self.repl.undo_whole_to(Some(&mark));
         // Whether a statement of the cell ran before the one that fails:
         // set as each entry starts, from whether a line of code came first.
         let (mut ran, mut code_seen) = (false, false);
@@ -178,6 +181,7 @@ impl Cells {
             self.repl.end_of_input();
         }
         self.repl.place_next_entry(None);
+        self.repl.undo_whole_to(None);
         let rendered = self.errors.take();
         if !rendered.is_empty() {
             self.repl.undo_to(mark);
