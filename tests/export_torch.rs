@@ -348,3 +348,71 @@ fn exported_scripts_fail_where_tapec_fails() {
     );
     assert!(compared.len() >= 20, "only {} compared", compared.len());
 }
+
+/// Programs of `tests/errors` whose scripts stop with tapec's own words:
+/// a Real where tapec takes only an Integer (`div` and `mod`, the Integer
+/// arguments of builtins, an index, a `for` bound, a field width), the
+/// Real often one that `Nudge` made of an Integer, on a tape or off it;
+/// and the Integer errors beside them.
+const SAME_WORDS: &[&str] = &[
+    "div_of_a_real",
+    "mod_of_a_nudged_integer",
+    "div_on_tape_of_a_nudged_knob",
+    "rand_int_of_a_real",
+    "seed_of_a_nudged_integer",
+    "param_str_of_a_nudged_number",
+    "progress_of_a_nudged_step",
+    "zeros_of_a_nudged_size",
+    "eye_of_a_nudged_size",
+    "row_of_a_nudged_number",
+    "col_range_of_a_nudged_count",
+    "range_count",
+    "index_of_a_nudged_number",
+    "index_not_whole",
+    "for_bound_nudged",
+    "for_bound_real",
+    "field_width_nudged",
+    "decimals_out_of_range",
+    "div_by_zero",
+    "mod_by_zero",
+    "rand_int_order",
+    "integer_overflow",
+];
+
+/// Each program of `SAME_WORDS`: its script's error is tapec's first
+/// line, word for word, with exit status 1 (not a Python traceback, and
+/// not a value printed where tapec stops).
+#[test]
+fn exported_scripts_refuse_a_real_for_an_integer_in_tapecs_words() {
+    let Some(python) = python_or_not_run("the export's Integer error test") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tapec-export-words-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in SAME_WORDS {
+        let program = Path::new("tests/errors").join(format!("{name}.tape"));
+        let script = dir.join(format!("{name}.py"));
+        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("export")
+            .arg(&program)
+            .arg("-o")
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(
+            export.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&export.stderr)
+        );
+        let (_, err, code) = tapec::run_captured(&program, &[], None);
+        assert_eq!(code, 1, "{name}: {err}");
+        let (_, script_err, status) = run_script(&python, &script, &[]);
+        assert_eq!(
+            script_err.lines().next(),
+            err.lines().next(),
+            "{name}: the script's stderr:\n{script_err}"
+        );
+        assert_eq!(status, Some(1), "{name}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

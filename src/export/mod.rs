@@ -1298,3 +1298,40 @@ fn leaves_loop(stmts: &[Stmt]) -> bool {
         _ => false,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::declarations::{BUILTINS, ParamKind};
+
+    /// The runtime's `_TAKES`, which words its errors about a builtin's
+    /// Integer argument, says what tapec's declarations say: a builtin
+    /// with an Integer parameter, its number of parameters and what it
+    /// takes.
+    #[test]
+    fn the_runtimes_takes_are_the_declarations() {
+        let start = RUNTIME.find("_TAKES = {\n").expect("_TAKES in the runtime");
+        let table = &RUNTIME[start..start + RUNTIME[start..].find("\n}\n").unwrap()];
+        let mut named = Vec::new();
+        for line in table.lines().skip(1) {
+            let (name, rest) = line.trim().split_once(": (").unwrap();
+            let (count, takes) = rest.split_once(", ").unwrap();
+            let name = name.trim_matches('"');
+            let takes = takes.trim_end_matches("),").trim_matches('"');
+            let b = declarations::find(name).unwrap_or_else(|| panic!("{name}"));
+            assert_eq!(count.parse::<usize>().unwrap(), b.params.len(), "{name}");
+            assert_eq!(b.min_args(), b.params.len(), "{name}");
+            assert_eq!(takes, b.takes, "{name}");
+            named.push(name);
+        }
+        for b in BUILTINS {
+            let numbers = matches!(b.does, Does::RowOrCol(_) | Does::Range(_));
+            if b.params
+                .iter()
+                .any(|p| p.kind == ParamKind::Integer || (numbers && p.kind == ParamKind::Selector))
+            {
+                assert!(named.contains(&b.name), "{} is not in _TAKES", b.name);
+            }
+        }
+    }
+}

@@ -277,10 +277,14 @@ def text(v):
 def field(v, width, decimals=None, where=None):
     """A value with Pascal's `:width` and `:width:decimals`; on a matrix the
     specifier applies to each element."""
-    v, width, decimals = _value(v), _int(width), _int(decimals)
-    for n in (width, decimals):
-        if n is not None and (type(n) is not int or not 0 <= n <= 1000):
-            raise TapeError(where, "a field width or decimals must be an Integer from 0 to 1000")
+    def checked(n, what):
+        if n is not None and not (_integer(n) and 0 <= _int(n) <= 1000):
+            raise TapeError(where, f"a {what} must be an Integer from 0 to 1000, but this is {text(n)}")
+        return _int(n)
+    width = checked(width, "field width")
+    if decimals is not None and type(v) in (str, bool):
+        raise TapeError(where, f"`:w:d` needs a number, but this is {_kind(v)}")
+    v, decimals = _value(v), checked(decimals, "number of decimals")
     if _is_tensor(v) and v.dim() == 0:
         v = float(v)
     if not isinstance(v, (bool, int, float, str)):
@@ -365,10 +369,18 @@ def int_neg(a, where=None):
     return _fits(-a, where, f"-({a})")
 
 
+def _int_operands(a, b, symbol, where):
+    """The exact values of `div`'s or `mod`'s operands, which must be
+    Integers (a Real made by `Nudge`, or a Real on a tape, is refused)."""
+    if not (_integer(a) and _integer(b)):
+        raise TapeError(where, f"cannot apply `{symbol}` to {_kind(a)} and {_kind(b)}")
+    return _int(a), _int(b)
+
+
 def int_div(a, b, where=None):
     """`a div b`: the quotient rounded toward zero, as Pascal's; not
     recorded, so of recorded Integers too a plain Integer."""
-    a, b = _int(a), _int(b)
+    a, b = _int_operands(a, b, "div", where)
     if b == 0:
         raise TapeError(where, "`div` by zero")
     q = abs(a) // abs(b)
@@ -377,7 +389,7 @@ def int_div(a, b, where=None):
 
 def int_mod(a, b, where=None):
     """`a mod b`: the remainder of `div`, with the sign of `a`."""
-    a, b = _int(a), _int(b)
+    a, b = _int_operands(a, b, "mod", where)
     if b == 0:
         raise TapeError(where, "`mod` by zero")
     r = abs(a) % abs(b)
@@ -588,10 +600,9 @@ def truth(v, where=None):
 
 
 def bound(v, where=None):
-    v = _int(v)
-    if type(v) is not int:
-        raise TapeError(where, f"a `for` bound must be an Integer, not {_kind(v)}")
-    return v
+    if not _integer(v):
+        raise TapeError(where, f"a `for` bound must be an Integer, but this is {_kind(v)}")
+    return _int(v)
 
 
 def typed(v, kind, where=None):
@@ -845,6 +856,45 @@ class _Unset:
 UNSET = _Unset()
 
 
+# The builtins with Integer parameters: how many parameters each has, and
+# what it takes, as tapec's message about a wrong argument says them
+# (`takes` in src/declarations.rs, which a test there keeps the same).
+_TAKES = {
+    "Seed": (1, "an Integer"),
+    "RandInt": (2, "two Integers, the lowest and the highest"),
+    "ParamStr": (1, "an Integer"),
+    "Progress": (2, "a step and a number of steps"),
+    "Row": (2, "a matrix and a row number"),
+    "Col": (2, "a matrix and a column number"),
+    "RowRange": (3, "a matrix, a first row and a count"),
+    "ColRange": (3, "a matrix, a first column and a count"),
+    "Zeros": (2, "a number of rows and a number of columns"),
+    "Ones": (2, "a number of rows and a number of columns"),
+    "Random": (2, "a number of rows and a number of columns"),
+    "Randn": (2, "a number of rows and a number of columns"),
+    "Fill": (3, "a number of rows, a number of columns and a value"),
+    "Eye": (1, "a size"),
+    "CausalMask": (1, "a size"),
+}
+
+
+def _int_arg(v, name, position, where=None):
+    """Argument `position` (from 1) of the builtin `name`, which must be an
+    Integer (not a Real, though a whole one, nor one `Nudge` made): its
+    exact value. Anything else is tapec's error of the call."""
+    if _integer(v):
+        return _int(v)
+    raise _arg_error(v, name, position, where)
+
+
+def _arg_error(v, name, position, where=None):
+    """tapec's error of a call of `name` whose argument `position` (from
+    1), `v`, is not of the kind it takes."""
+    count, takes = _TAKES[name]
+    which = "its argument" if count == 1 else f"argument {position}"
+    return TapeError(where, f"{name} takes {takes}, but {which} is {_kind(v)}")
+
+
 def _whole(x, where, name):
     if not -9.223372036854776e18 <= x < 9.223372036854776e18:
         raise TapeError(where, f"{name} of {real(x)} does not fit in an Integer")
@@ -894,11 +944,11 @@ def length(s, where=None):
 
 
 def seed(n, where=None):
-    _rng.seed(_int(n))
+    _rng.seed(_int_arg(n, "Seed", 1, where))
 
 
 def rand_int(lo, hi, where=None):
-    lo, hi = _int(lo), _int(hi)
+    lo, hi = _int_arg(lo, "RandInt", 1, where), _int_arg(hi, "RandInt", 2, where)
     if lo > hi:
         raise TapeError(where, f"RandInt({lo}, {hi}): the lowest value is above the highest")
     return _rng.int_in(lo, hi)
@@ -909,7 +959,7 @@ def param_count(where=None):
 
 
 def param_str(i, where=None):
-    i = _int(i)
+    i = _int_arg(i, "ParamStr", 1, where)
     if not 0 <= i < len(sys.argv):
         raise TapeError(where, f"ParamStr({i}): there is no argument {i}")
     return sys.argv[i]
@@ -1336,9 +1386,10 @@ def matrix(rows, where=None):
 
 
 def _index(n, count, what, where=None):
+    if not _integer(n):
+        this = f"the Real {real(_value(n))}" if _number(n) else _kind(n)
+        raise TapeError(where, f"a {what} number must be an Integer, but this is {this}")
     n = _int(n)
-    if type(n) is not int:
-        raise TapeError(where, f"a {what} number must be an Integer, not {_kind(n)}")
     if n == 0:
         raise TapeError(where, f"0 is not a {what} number: they start at 1")
     if n < 0 or n > count:
@@ -1501,13 +1552,13 @@ sqr = _unary("Sqr", lambda t: t * t, sqr, keeps_integers=True)
 
 def row(m, i, where=None):
     m = _matrix_arg(m, where, "Row")
-    r = _index(i, m.shape[0], "row", where)
+    r = _index(_int_arg(i, "Row", 2, where), m.shape[0], "row", where)
     return m[r:r + 1, :]
 
 
 def col(m, j, where=None):
     m = _matrix_arg(m, where, "Col")
-    c = _index(j, m.shape[1], "column", where)
+    c = _index(_int_arg(j, "Col", 2, where), m.shape[1], "column", where)
     return m[:, c:c + 1]
 
 
@@ -1522,50 +1573,56 @@ def cols(m, where=None):
 MAX_ELEMENTS = 1 << 28
 
 
-def _size(rows, cols, where=None):
-    """A matrix's size, checked: its rows and columns as plain ints."""
-    rows, cols = _int(rows), _int(cols)
-    for n in (rows, cols):
-        if type(n) is not int or n < 1:
-            raise TapeError(where, "a matrix has at least one row and one column")
+def _size(rows, cols, where, name):
+    """A matrix's size, checked in tapec's order: its rows and columns (an
+    n×n one's `n` alone where `cols` is None) as plain ints."""
+    sizes = []
+    for k, n in enumerate((rows,) if cols is None else (rows, cols)):
+        n = _int_arg(n, name, k + 1, where)
+        if n < 1:
+            raise TapeError(where, f"a matrix size must be at least 1, but this is {n}")
+        sizes.append(n)
+    rows, cols = sizes[0], sizes[-1]
     if rows * cols > MAX_ELEMENTS:
         raise TapeError(where, f"a {rows}×{cols} matrix is too large")
     return rows, cols
 
 
 def zeros(r, c, where=None):
-    r, c = _size(r, c, where)
+    r, c = _size(r, c, where, "Zeros")
     return _torch().zeros((r, c), **_made_as())
 
 
 def ones(r, c, where=None):
-    r, c = _size(r, c, where)
+    r, c = _size(r, c, where, "Ones")
     return _torch().ones((r, c), **_made_as())
 
 
 def fill(r, c, x, where=None):
-    r, c = _size(r, c, where)
+    r, c = _size(r, c, where, "Fill")
+    if not _number(x):
+        raise _arg_error(x, "Fill", 3, where)
     return _held(_torch().full((r, c), float(_value(x)), **_made_as()))
 
 
 def eye(n, where=None):
-    n, _ = _size(n, n, where)
+    n, _ = _size(n, None, where, "Eye")
     return _torch().eye(n, **_made_as())
 
 
 def causal_mask(n, where=None):
-    n, _ = _size(n, n, where)
+    n, _ = _size(n, None, where, "CausalMask")
     torch = _torch()
     return torch.triu(torch.full((n, n), -math.inf, **_made_as()), diagonal=1)
 
 
 def randn(r, c, where=None):
-    r, c = _size(r, c, where)
+    r, c = _size(r, c, where, "Randn")
     return _torch().tensor([[_rng.normal() for _ in range(c)] for _ in range(r)], **_made_as())
 
 
 def random(r, c, where=None):
-    r, c = _size(r, c, where)
+    r, c = _size(r, c, where, "Random")
     return _torch().tensor([[_rng.uniform() for _ in range(c)] for _ in range(r)], **_made_as())
 
 
@@ -1650,12 +1707,14 @@ def cross_entropy(logits, targets, where=None):
 
 
 def _range(m, first, count, size, what, where, name):
-    first, count = _int(first), _int(count)
-    if type(first) is not int or type(count) is not int:
-        raise TapeError(where, f"{name} takes Integers for where to start and how many")
-    if count < 1 or first < 1 or first + count - 1 > size:
-        raise TapeError(where, f"{name}: {what}s {first} to {first + count - 1} are out of range: there are {size}")
-    return first - 1, first - 1 + count
+    """`first` and `count` of RowRange or ColRange, checked in tapec's
+    order and words, as a 0-based slice's ends."""
+    start = _index(_int_arg(first, name, 2, where), size, what, where)
+    count = _int_arg(count, name, 3, where)
+    if count < 1 or count > size - start:
+        raise TapeError(where, f"{name} cannot take {count} {what}s from {what} {start + 1}: "
+                        f"the matrix has {size} {what}s")
+    return start, start + count
 
 
 def row_range(m, first, count, where=None):
@@ -1857,8 +1916,10 @@ _bar = [None]
 def progress(step, steps, where=None):
     """`Progress`: tqdm's bar on stderr when stderr is a terminal and tqdm
     is installed; nothing otherwise."""
-    if not sys.stderr.isatty():
+    step, steps = _int_arg(step, "Progress", 1, where), _int_arg(steps, "Progress", 2, where)
+    if not sys.stderr.isatty() or steps <= 0:
         return
+    step = min(max(step, 0), steps)
     if _bar[0] is None or _bar[0].total != steps or step < _bar[0].n:
         try:
             from tqdm import tqdm
