@@ -52,6 +52,7 @@ fn exported_programs_print_what_tapec_prints() {
         "tests/run/mod_minus_one.tape",
         "tests/run/byte_order_mark.tape",
         "tests/run/warning_indentation.tape",
+        "tests/run/write_with_no_arguments.tape",
     ] {
         let path = Path::new(program);
         let script = export(path).unwrap_or_else(|e| panic!("{program}: {e}"));

@@ -817,10 +817,17 @@ impl Exporter<'_> {
                 };
                 Ok(format!("rt.{function}({})", parts.join(", ")))
             }
+            // `WriteLn;` ends the line; `Write;` writes nothing, as in tapec.
             ExprKind::Name(name)
-                if &*name.text == "WriteLn" && !self.routines.contains_key(&*name.text) =>
+                if matches!(&*name.text, "Write" | "WriteLn")
+                    && !self.routines.contains_key(&*name.text) =>
             {
-                Ok("rt.writeln()".to_string())
+                Ok(if &*name.text == "WriteLn" {
+                    "rt.writeln()"
+                } else {
+                    "rt.write()"
+                }
+                .to_string())
             }
             _ => self.expr(e),
         }
