@@ -94,6 +94,12 @@ pub struct SourceMap {
     /// Each source's name, its text, and the line of a larger text it
     /// starts on (0 but for a notebook cell's later statements).
     sources: Vec<(String, String, usize)>,
+    /// Where each line of each source starts (byte offsets, the first 0),
+    /// found once when the source is added: a span's line is then a
+    /// binary search, not a count of the newlines before it, which made
+    /// `tapec export` (a line for every statement) quadratic in the
+    /// program's length.
+    line_starts: Vec<Vec<usize>>,
 }
 
 /// A source as the renderer knows it: by its id, so that two sources of
@@ -124,7 +130,12 @@ impl SourceMap {
         text: impl Into<String>,
         first_line: usize,
     ) -> SourceId {
-        self.sources.push((name.into(), text.into(), first_line));
+        let text = text.into();
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+            .collect();
+        self.sources.push((name.into(), text, first_line));
+        self.line_starts.push(starts);
         self.sources.len() - 1
     }
 
@@ -145,12 +156,28 @@ impl SourceMap {
 
     /// The 1-based line and column (in characters) where `span` starts.
     pub fn line_column(&self, span: Span) -> (usize, usize) {
+        let (line, line_start, start) = self.line_at(span);
+        let text = self.text(span.source);
+        let column = text[line_start..start].chars().count() + 1;
+        (line, column)
+    }
+
+    /// The 1-based line where `span` starts, in time logarithmic in the
+    /// source's length.
+    pub fn line(&self, span: Span) -> usize {
+        self.line_at(span).0
+    }
+
+    /// The 1-based line where `span` starts, where that line starts, and
+    /// where the span starts (on a character's boundary).
+    fn line_at(&self, span: Span) -> (usize, usize, usize) {
         let text = self.text(span.source);
         let start = floor_char_boundary(text, span.start.min(text.len()));
-        let before = &text[..start];
-        let line = before.matches('\n').count() + 1 + self.sources[span.source].2;
-        let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-        (line, column)
+        let starts = &self.line_starts[span.source];
+        // The lines starting at or before `start`; the last is its line.
+        let before = starts.partition_point(|&s| s <= start);
+        let line = before + self.sources[span.source].2;
+        (line, starts[before - 1], start)
     }
 
     /// Writes `diagnostic` as ariadne renders it, with or without colour.
@@ -571,6 +598,32 @@ mod tests {
         let id = map.add("a.tape", "x := 1;\néé := 2;");
         assert_eq!(map.line_column(Span::new(id, 0, 1)), (1, 1));
         assert_eq!(map.line_column(Span::new(id, 12, 13)), (2, 3));
+    }
+
+    /// The line index gives what counting the newlines before each byte
+    /// gives: at a newline, just after one, inside a character, past the
+    /// end, and in a source that starts on a later line.
+    #[test]
+    fn the_line_index_agrees_with_counting_newlines() {
+        let text = "\na\n\néé := 1;\r\nx\n";
+        let mut map = SourceMap::default();
+        let id = map.add("a.tape", text);
+        let later = map.add_at("cell", text, 5);
+        for at in 0..=text.len() + 2 {
+            let start = floor_char_boundary(text, at.min(text.len()));
+            let line = text[..start].matches('\n').count() + 1;
+            let column = text[..start]
+                .rsplit('\n')
+                .next()
+                .map_or(0, |l| l.chars().count())
+                + 1;
+            assert_eq!(
+                map.line_column(Span::new(id, at, at)),
+                (line, column),
+                "{at}"
+            );
+            assert_eq!(map.line(Span::new(later, at, at)), line + 5, "{at}");
+        }
     }
 
     #[test]

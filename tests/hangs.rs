@@ -188,3 +188,21 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     let broken = checked_in_time("forty thousand parse errors", "x:=;\n".repeat(40_000));
     assert!(broken.contains("40000 errors"), "{}", &broken[..500]);
 }
+
+/// `tapec export` of a program of 150,000 statements, each with its line
+/// in a comment of the script: linear in the program's length, as `run`
+/// is. Finding each statement's line by counting the newlines before it
+/// took minutes.
+#[test]
+fn exporting_150_000_statements_ends_in_time() {
+    let dir = scratch();
+    let program = dir.join("long.tape");
+    let text: String = (0..150_000).map(|i| format!("x := {i};\n")).collect();
+    std::fs::write(&program, text).expect("write the program");
+    let script = within_watchdog("the export of 150,000 statements", move || {
+        let opts = tapec::RunOptions::new(&program);
+        tapec::with_big_stack(move || tapec::export_python(&opts, "", &mut Vec::new()))
+    })
+    .expect("the program exports");
+    assert!(script.contains("    x = 149999  # long.tape:150000\n"));
+}

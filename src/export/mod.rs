@@ -286,7 +286,7 @@ fn push_new(into: &mut Vec<String>, name: &str) {
 
 impl Exporter<'_> {
     fn line_of(&self, span: Span) -> usize {
-        self.sources.line_column(span).0
+        self.sources.line(span)
     }
 
     fn emit(&mut self, depth: usize, code: &str, span: Option<Span>) {
