@@ -127,6 +127,121 @@ fn what_is_not_translated_yet_is_an_error_at_its_span() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Nesting at Python's limits, which are below tapec's 256 levels: just
+/// under each, the script runs and prints what tapec prints; just over,
+/// `tapec export` refuses the statement at its span, naming the limit.
+/// Python reads at most 99 levels of indentation below the module's (the
+/// program's statements start at 1, a nested `if` adds one), 200 brackets
+/// nested in one line (each operator and builtin is a call), and, in a
+/// line of 200, 196 long chains (`rt.chain`'s lambdas) in each other. An
+/// `else if` chain of 3,000 branches, too deep for Python's compiler as
+/// one `if`/`elif` statement, is written as several and runs.
+#[test]
+fn nesting_at_pythons_limits_runs_or_is_refused_at_its_span() {
+    if !have_python() {
+        return;
+    }
+    let dir = scratch("nesting");
+    std::fs::write(dir.join("tape_runtime.py"), tapec::export::RUNTIME).unwrap();
+    let ifs = |n: usize| {
+        format!(
+            "x := 1;\n{}WriteLn('deep');\nWriteLn('after');\n",
+            "if x = 1 then\n".repeat(n)
+        )
+    };
+    let tanh = |n: usize| {
+        format!(
+            "x := 0.5;\nWriteLn({}x{});\n",
+            "Tanh(".repeat(n),
+            ")".repeat(n)
+        )
+    };
+    let minus = |n: usize| format!("x := 1;\nWriteLn({}1);\n", "-".repeat(n));
+    // Chains of 34 operands in brackets in each other, around `Tanh`s.
+    let chains = |levels: usize, tanhs: usize| {
+        let mut inner = format!("{}x{}", "Tanh(".repeat(tanhs), ")".repeat(tanhs));
+        for _ in 0..levels {
+            inner = format!("({}{inner})", "x + ".repeat(33));
+        }
+        format!("x := 0.001;\nWriteLn({inner});\n")
+    };
+    let else_ifs = |x: i64| {
+        let mut text = format!("x := {x};\nif x = 1 then WriteLn(1)\n");
+        for k in 2..=3000 {
+            text.push_str(&format!("else if x = {k} then WriteLn({k})\n"));
+        }
+        text + "else WriteLn('none');\nWriteLn('after');\n"
+    };
+    let runs = [
+        ("ifs_98", ifs(98)),
+        ("tanh_199", tanh(199)),
+        ("minus_199", minus(199)),
+        ("chains_196", chains(196, 3)),
+        ("chains_198", chains(198, 0)),
+        ("else_ifs_2500", else_ifs(2500)),
+        ("else_ifs_none", else_ifs(0)),
+        ("else_ifs_1", else_ifs(1)),
+    ];
+    for (name, text) in runs {
+        let program = dir.join(format!("{name}.tape"));
+        std::fs::write(&program, text).unwrap();
+        let script = export(&program).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let file = dir.join(format!("{name}.py"));
+        std::fs::write(&file, &script).unwrap();
+        let (want, err, code) = tapec::run_captured(&program, &[], None);
+        assert_eq!(code, 0, "{name}: {err}");
+        let out = Command::new("python3").arg(&file).output().unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            want,
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0), "{name}");
+    }
+    let refused = [
+        (
+            "ifs_99",
+            ifs(99),
+            "Python reads at most 99 levels of indentation, and it would be indented 100 deep",
+            "ifs_99.tape:101:1",
+        ),
+        (
+            "tanh_200",
+            tanh(200),
+            "Python reads at most 200 brackets nested in each other, and its translation nests 201",
+            "tanh_200.tape:2:1",
+        ),
+        (
+            "minus_250",
+            minus(250),
+            "its translation nests 251",
+            "minus_250.tape:2:1",
+        ),
+        (
+            "chains_197",
+            chains(197, 2),
+            "its translation nests 200 brackets, and 197 chains of more than 32 operators in \
+             each other, where Python reads at most 196 such chains",
+            "chains_197.tape:2:1",
+        ),
+    ];
+    for (name, text, message, place) in refused {
+        let program = dir.join(format!("{name}.tape"));
+        std::fs::write(&program, text).unwrap();
+        let (_, err, code) = tapec::run_captured(&program, &[], None);
+        assert_eq!(code, 0, "{name}: tapec runs it: {err}");
+        let err = export(&program).expect_err(name);
+        assert!(
+            err.starts_with("Error: `tapec export` cannot translate this statement: "),
+            "{name}: {err}"
+        );
+        assert!(err.contains(message), "{name}: {err}");
+        assert!(err.contains(place), "{name}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// `tapec export` writes the script and its runtime, and says where; what
 /// it cannot translate, or a folder that does not exist, is exit status 1.
 #[test]

@@ -36,6 +36,12 @@
 //!   still tests the condition.
 //! - A name that Python reserves, or that the script uses itself, gets a
 //!   trailing underscore.
+//! - An `if ... else if ...` chain is `if`/`elif`, in runs of `ELIF_RUN`
+//!   branches one after the other (CPython's compiler recurses per
+//!   `elif`). A line Python cannot read, indented deeper than
+//!   `PYTHON_INDENTS` or nesting more than `PYTHON_BRACKETS` brackets
+//!   (each operator and builtin is a call), is refused at its statement's
+//!   span rather than written (`too_deep_for_python`).
 //!
 //! A tape is PyTorch's autograd (`rt.tape_open` ... `rt.tape_close`): the
 //! variables the block reads before it assigns them, and the globals the
@@ -79,6 +85,28 @@ use crate::tape::ops::Unary;
 /// The most operators of one chain (`a + b + c`) written as nested calls,
 /// `rt.add(rt.add(a, b), c)`; a longer chain is one `rt.chain` call.
 const LONGEST_NESTED: usize = 32;
+
+/// The deepest a line of the script may be indented, in levels below the
+/// module's: CPython's tokenizer stops at 100 ("too many levels of
+/// indentation"). The program's statements start at level 1, inside
+/// `_program` or a routine's function. Measured with CPython 3.11.
+const PYTHON_INDENTS: usize = 99;
+
+/// The most brackets CPython nests in one line: at 201 its tokenizer
+/// stops ("too many nested parentheses").
+const PYTHON_BRACKETS: usize = 200;
+
+/// The most `lambda`s (the operands of long chains, `rt.chain`) a line
+/// that nests `PYTHON_BRACKETS` brackets may nest in each other: 197 of
+/// them overflow CPython 3.11's parser stack there ("MemoryError"), and
+/// any number does not at 199 brackets.
+const PYTHON_LAMBDAS: usize = 196;
+
+/// The most branches of an `if ... else if ...` chain written as one
+/// Python `if`/`elif` statement; a longer chain is written as several, one
+/// after the other. CPython's compiler recurses once per `elif`, and a
+/// chain of 3,000 exceeded its limit (at about 2,500 in 3.11).
+const ELIF_RUN: usize = 64;
 
 /// The runtime the script imports, written beside it.
 pub const RUNTIME: &str = include_str!("tape_runtime.py");
@@ -159,6 +187,12 @@ struct Exporter<'a> {
     /// then each tape block is a function too. Numbers them.
     replays: bool,
     tapes: usize,
+    /// Numbers the flags of the runs of a long `else if` chain.
+    chains: usize,
+    /// The statement being written, where a line too deep for Python is
+    /// refused; and the first such refusal.
+    at: Option<Span>,
+    too_deep: Option<Box<Diagnostic>>,
 }
 
 /// The Python script of `program`, a program that passed the checks, read
@@ -182,9 +216,15 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         in_tape: false,
         replays: calls_check_blame(&program.body),
         tapes: 0,
+        chains: 0,
+        at: None,
+        too_deep: None,
     };
     e.script(program, files_from)?;
-    Ok(e.out)
+    match e.too_deep {
+        Some(d) => Err(d),
+        None => Ok(e.out),
+    }
 }
 
 fn collect_routines(stmts: &[Stmt], into: &mut HashMap<String, Rc<Routine>>) {
@@ -290,6 +330,11 @@ impl Exporter<'_> {
     }
 
     fn emit(&mut self, depth: usize, code: &str, span: Option<Span>) {
+        if self.too_deep.is_none()
+            && let Some(at) = self.at
+        {
+            self.too_deep = too_deep_for_python(at, depth, code);
+        }
         let _ = write!(self.out, "{}{code}", "    ".repeat(depth));
         if let Some(span) = span {
             let _ = write!(self.out, "  # {}:{}", self.file, self.line_of(span));
@@ -458,6 +503,13 @@ impl Exporter<'_> {
     }
 
     fn stmt(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
+        let outer = self.at.replace(stmt.span);
+        let done = self.stmt_here(stmt, depth);
+        self.at = outer;
+        done
+    }
+
+    fn stmt_here(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
         let span = Some(stmt.span);
         match &stmt.kind {
             StmtKind::Empty | StmtKind::Routine(_) => {}
@@ -539,15 +591,44 @@ impl Exporter<'_> {
                 branches,
                 otherwise,
             } => {
-                for (k, (cond, then)) in branches.iter().enumerate() {
-                    let word = if k == 0 { "if" } else { "elif" };
-                    let c = self.condition(cond)?;
-                    self.emit(depth, &format!("{word} {c}:"), Some(cond.span));
-                    self.body(then, depth + 1)?;
-                }
-                if let Some(o) = otherwise {
-                    self.emit(depth, "else:", None);
-                    self.body(o, depth + 1)?;
+                // A long chain is written as runs of `ELIF_RUN` branches,
+                // each at the same indentation; a run after the first is
+                // passed over (`if not _restN: pass`) unless the run before
+                // it fell through to its `else`, which sets its flag.
+                let runs: Vec<_> = branches.chunks(ELIF_RUN).collect();
+                let mut before: Option<String> = None;
+                for (r, run) in runs.iter().enumerate() {
+                    let rest = (r + 1 < runs.len()).then(|| {
+                        self.chains += 1;
+                        format!("_rest{}", self.chains)
+                    });
+                    if let Some(rest) = &rest {
+                        self.emit(depth, &format!("{rest} = False"), None);
+                    }
+                    let mut word = "if";
+                    if let Some(before) = &before {
+                        self.emit(depth, &format!("if not {before}:"), None);
+                        self.emit(depth + 1, "pass", None);
+                        word = "elif";
+                    }
+                    for (cond, then) in run.iter() {
+                        let c = self.condition(cond)?;
+                        self.emit(depth, &format!("{word} {c}:"), Some(cond.span));
+                        self.body(then, depth + 1)?;
+                        word = "elif";
+                    }
+                    match (&rest, otherwise) {
+                        (Some(rest), _) => {
+                            self.emit(depth, "else:", None);
+                            self.emit(depth + 1, &format!("{rest} = True"), None);
+                        }
+                        (None, Some(o)) => {
+                            self.emit(depth, "else:", None);
+                            self.body(o, depth + 1)?;
+                        }
+                        (None, None) => {}
+                    }
+                    before = rest;
                 }
             }
             StmtKind::For {
@@ -1060,6 +1141,99 @@ impl Exporter<'_> {
     }
 }
 
+/// The refusal of a line of the script that Python cannot read, written
+/// at `depth` for the statement at `at`: indented deeper than
+/// `PYTHON_INDENTS`, or nesting more than `PYTHON_BRACKETS` brackets, or
+/// that many with more than `PYTHON_LAMBDAS` lambdas.
+fn too_deep_for_python(at: Span, depth: usize, code: &str) -> Option<Box<Diagnostic>> {
+    let refusal = |message: String, label: &str, hint: &str| {
+        Some(Box::new(
+            Diagnostic::new(at, message)
+                .with_label(at, label)
+                .with_hint(hint),
+        ))
+    };
+    if depth > PYTHON_INDENTS {
+        return refusal(
+            format!(
+                "`tapec export` cannot translate this statement: Python reads at most \
+                 {PYTHON_INDENTS} levels of indentation, and it would be indented {depth} deep"
+            ),
+            "nested too deep for Python",
+            "nest fewer statements inside one another, for instance by moving the inner \
+             ones into a procedure",
+        );
+    }
+    let (brackets, lambdas) = nesting(code);
+    if brackets > PYTHON_BRACKETS {
+        return refusal(
+            format!(
+                "`tapec export` cannot translate this statement: Python reads at most \
+                 {PYTHON_BRACKETS} brackets nested in each other, and its translation nests \
+                 {brackets} (each call and operator is a call of the runtime)"
+            ),
+            "nested too deep for Python",
+            "compute the inner part into a variable first",
+        );
+    }
+    if brackets == PYTHON_BRACKETS && lambdas > PYTHON_LAMBDAS {
+        return refusal(
+            format!(
+                "`tapec export` cannot translate this statement: its translation nests \
+                 {brackets} brackets, and {lambdas} chains of more than {LONGEST_NESTED} \
+                 operators in each other, where Python reads at most {PYTHON_LAMBDAS} such \
+                 chains"
+            ),
+            "nested too deep for Python",
+            "compute the inner part into a variable first",
+        );
+    }
+    None
+}
+
+/// How deep brackets nest in a line of the script (not counting those in
+/// its strings), and how deep its `lambda`s do: a lambda's body ends at a
+/// comma or a closing bracket of the level the lambda stands at.
+fn nesting(code: &str) -> (usize, usize) {
+    let bytes = code.as_bytes();
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    let mut lambdas: Vec<usize> = Vec::new();
+    let mut most_lambdas = 0;
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'\\' if in_string => i += 1,
+            b'"' => in_string = !in_string,
+            _ if in_string => {}
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b']' | b'}' => {
+                while lambdas.last().is_some_and(|&d| d >= depth) {
+                    lambdas.pop();
+                }
+                depth = depth.saturating_sub(1);
+            }
+            b',' => {
+                while lambdas.last() == Some(&depth) {
+                    lambdas.pop();
+                }
+            }
+            b'l' if code[i..].starts_with("lambda:")
+                && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_')) =>
+            {
+                lambdas.push(depth);
+                most_lambdas = most_lambdas.max(lambdas.len());
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    (deepest, most_lambdas)
+}
+
 /// The runtime's function for a binary operator (not `and` and `or`).
 fn binary(op: BinaryOp) -> &'static str {
     match op {
@@ -1340,5 +1514,24 @@ mod tests {
                 assert!(named.contains(&b.name), "{} is not in _TAKES", b.name);
             }
         }
+    }
+
+    /// Brackets and lambdas are counted outside strings, a lambda's body
+    /// ending at a comma or a closing bracket of its level.
+    #[test]
+    fn nesting_counts_brackets_and_lambdas() {
+        assert_eq!(nesting("rt.writeln(rt.neg(1))"), (2, 0));
+        assert_eq!(nesting(r#"rt.writeln("((\"((", [1])"#), (2, 0));
+        assert_eq!(
+            nesting(
+                "rt.chain(1, rt.add, lambda: rt.chain(2, rt.add, lambda: 3), rt.add, lambda: 4)"
+            ),
+            (2, 2)
+        );
+        assert_eq!(
+            nesting("rt.f(rt.chain(1, rt.add, lambda: 2), rt.chain(1, rt.add, lambda: 2))"),
+            (2, 1)
+        );
+        assert_eq!(nesting("x = lambda_(1)"), (1, 0));
     }
 }
