@@ -310,13 +310,7 @@ fn exported_scripts_fail_where_tapec_fails() {
             continue;
         }
         let script = dir.join(format!("{name}.py"));
-        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
-            .arg("export")
-            .arg(&program)
-            .arg("-o")
-            .arg(&script)
-            .output()
-            .unwrap();
+        let export = export_to(&program, &script);
         if !export.status.success() {
             continue; // refused by the checks, before anything runs
         }
@@ -392,13 +386,7 @@ fn exported_scripts_refuse_a_real_for_an_integer_in_tapecs_words() {
     for name in SAME_WORDS {
         let program = Path::new("tests/errors").join(format!("{name}.tape"));
         let script = dir.join(format!("{name}.py"));
-        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
-            .arg("export")
-            .arg(&program)
-            .arg("-o")
-            .arg(&script)
-            .output()
-            .unwrap();
+        let export = export_to(&program, &script);
         assert!(
             export.status.success(),
             "{name}: {}",
@@ -415,4 +403,15 @@ fn exported_scripts_refuse_a_real_for_an_integer_in_tapecs_words() {
         assert_eq!(status, Some(1), "{name}");
     }
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `tapec export PROGRAM -o SCRIPT`, as a user runs it.
+fn export_to(program: &Path, script: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .arg("export")
+        .arg(program)
+        .arg("-o")
+        .arg(script)
+        .output()
+        .expect("run tapec export")
 }

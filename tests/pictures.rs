@@ -680,11 +680,7 @@ fn every_course_programs_walk_page_is_whole_and_its_sums_are_the_walks() {
                 "{name}: the page fetches with `{fetch}`"
             );
         }
-        let data = html
-            .split_once("<script id=\"walk-data\" type=\"application/json\">")
-            .and_then(|(_, rest)| rest.split_once("</script>"))
-            .map(|(data, _)| data)
-            .expect("the walk's data");
+        let data = walk_data(&html);
         let data: serde_json::Value = serde_json::from_str(data).expect("the data parses");
         let records = data["records"].as_array().unwrap();
         assert_eq!(
@@ -749,12 +745,16 @@ fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
     });
     assert_eq!(code, 0);
     let html = std::fs::read_to_string(&page).expect("page written");
-    let data = html
-        .split_once("<script id=\"walk-data\" type=\"application/json\">")
-        .and_then(|(_, rest)| rest.split_once("</script>"))
-        .map(|(data, _)| data)
-        .expect("the walk's data");
+    let data = walk_data(&html);
     assert!(!data.contains('<'), "{data}");
     let data: serde_json::Value = serde_json::from_str(data).expect("the data parses");
     assert!(data.to_string().contains("<!--<script>"), "{data}");
+}
+
+/// The walk's data in a walk page: the JSON its `<script>` element holds.
+fn walk_data(html: &str) -> &str {
+    html.split_once("<script id=\"walk-data\" type=\"application/json\">")
+        .and_then(|(_, rest)| rest.split_once("</script>"))
+        .map(|(data, _)| data)
+        .expect("the walk's data")
 }
