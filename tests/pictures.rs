@@ -662,17 +662,7 @@ fn every_course_programs_walk_page_is_whole_and_its_sums_are_the_walks() {
     for program in programs {
         let name = program.file_stem().unwrap().to_string_lossy().to_string();
         let page = scratch().join(format!("{name}.html"));
-        let opts = tapec::RunOptions::new(&program);
-        let target = page.clone();
-        let code = tapec::with_big_stack(move || {
-            tapec::graph_file(
-                &opts,
-                Some(&target),
-                Box::new(std::io::sink()),
-                &mut std::io::sink(),
-            )
-        });
-        assert_eq!(code, 0, "{name}");
+        assert_eq!(write_walk_page(&program, &page), 0, "{name}");
         let html = std::fs::read_to_string(&page).expect("page written");
         for fetch in ["<link", " src=", "<iframe", "url(http", "import "] {
             assert!(
@@ -733,17 +723,7 @@ fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
     )
     .unwrap();
     let page = dir.join("walk.html");
-    let opts = tapec::RunOptions::new(&program);
-    let target = page.clone();
-    let code = tapec::with_big_stack(move || {
-        tapec::graph_file(
-            &opts,
-            Some(&target),
-            Box::new(std::io::sink()),
-            &mut std::io::sink(),
-        )
-    });
-    assert_eq!(code, 0);
+    assert_eq!(write_walk_page(&program, &page), 0);
     let html = std::fs::read_to_string(&page).expect("page written");
     let data = walk_data(&html);
     assert!(!data.contains('<'), "{data}");
@@ -757,4 +737,18 @@ fn walk_data(html: &str) -> &str {
         .and_then(|(_, rest)| rest.split_once("</script>"))
         .map(|(data, _)| data)
         .expect("the walk's data")
+}
+
+/// `tapec graph PROGRAM -o PAGE` for a walk page: its exit status.
+fn write_walk_page(program: &std::path::Path, page: &std::path::Path) -> i32 {
+    let opts = tapec::RunOptions::new(program);
+    let target = page.to_path_buf();
+    tapec::with_big_stack(move || {
+        tapec::graph_file(
+            &opts,
+            Some(&target),
+            Box::new(std::io::sink()),
+            &mut std::io::sink(),
+        )
+    })
 }
