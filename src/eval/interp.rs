@@ -1729,6 +1729,49 @@ impl Interpreter {
                     );
                 }
                 let numeric = matches!(v, Value::Int(..) | Value::Real(..) | Value::Matrix(..));
+                // A tape that ran in another call may have recorded a
+                // variable of the same name, but not this call's own.
+                let own_local = var_param_of(&self.frames, &name.text).is_none()
+                    && self
+                        .frames
+                        .last()
+                        .is_some_and(|f| f.locals.contains_key(&name.text));
+                if numeric && own_local && self.tape_frame_depth != self.frames.len() {
+                    let (when, hint) = if self.tape_frame_depth > self.frames.len() {
+                        (
+                            "the last tape ran in a call made from here",
+                            format!(
+                                "use `{builtin}` in the call that runs the tape, before that call \
+                                 returns; or pass `{}` to it as a `var` parameter",
+                                name.text
+                            ),
+                        )
+                    } else {
+                        (
+                            "the last tape ran before this call began",
+                            format!(
+                                "a routine's own variables are new at each call: use `{builtin}` \
+                                 where the tape ran, or pass the variable it recorded to this \
+                                 routine as a `var` parameter"
+                            ),
+                        )
+                    };
+                    return fail(
+                        Diagnostic::new(
+                            name.span,
+                            format!("`{}` is not on the last tape", name.text),
+                        )
+                        .with_label(
+                            name.span,
+                            format!(
+                                "{when}, and this `{}` belongs to this call alone, so that tape \
+                                 never recorded it",
+                                name.text
+                            ),
+                        )
+                        .with_hint(hint),
+                    );
+                }
                 if numeric && self.tape.records.iter().any(|r| r.name == shown) {
                     return fail(
                         Diagnostic::new(
