@@ -5,9 +5,12 @@
 //! primary span, labelled spans and hints in plain words. Spans are byte
 //! ranges into one of the texts held by a [`SourceMap`].
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::io::Write;
+use std::ops::Range;
 
-use ariadne::{Color, Config, IndexType, Label, Report, ReportKind};
+use ariadne::{Color, Config, IndexType, Label, Report, ReportKind, Source};
 
 /// Which text of the [`SourceMap`] a span points into.
 pub type SourceId = usize;
@@ -102,21 +105,6 @@ pub struct SourceMap {
     line_starts: Vec<Vec<usize>>,
 }
 
-/// A source as the renderer knows it: by its id, so that two sources of
-/// one name (the statements of one notebook cell) stay apart, and shown
-/// by its name.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct Shown {
-    id: SourceId,
-    name: String,
-}
-
-impl std::fmt::Display for Shown {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.name)
-    }
-}
-
 impl SourceMap {
     pub fn add(&mut self, name: impl Into<String>, text: impl Into<String>) -> SourceId {
         self.add_at(name, text, 0)
@@ -202,15 +190,22 @@ impl SourceMap {
         ids.dedup();
         // A text that starts on a later line of a larger one is drawn
         // after as many blank lines, so its lines are numbered as there.
-        let mut cache = ariadne::sources(ids.iter().map(|&id| {
-            let (name, text, first_line) = &self.sources[id];
-            let text: std::borrow::Cow<str> = match first_line {
-                0 => text.as_str().into(),
-                n => format!("{}{text}", "\n".repeat(*n)).into(),
-            };
-            let name = name.clone();
-            (Shown { id, name }, text)
-        }));
+        let whole = ids
+            .iter()
+            .map(|&id| {
+                let (_, text, first_line) = &self.sources[id];
+                let text: Cow<str> = match first_line {
+                    0 => text.as_str().into(),
+                    n => format!("{}{text}", "\n".repeat(*n)).into(),
+                };
+                (id, Source::from(text))
+            })
+            .collect();
+        let mut cache = Drawn {
+            map: self,
+            whole,
+            cut: Vec::new(),
+        };
         for d in shown {
             self.render_one(d, color, &mut cache, out);
         }
@@ -224,7 +219,7 @@ impl SourceMap {
         &self,
         diagnostic: &Diagnostic,
         color: bool,
-        cache: &mut impl ariadne::Cache<Shown>,
+        cache: &mut Drawn,
         out: &mut dyn Write,
     ) {
         if self.text(diagnostic.span.source).is_empty() {
@@ -243,17 +238,14 @@ impl SourceMap {
             }
             return;
         }
+        // A span as a range of the text ariadne draws: on characters'
+        // boundaries, past the blank lines the text is drawn after.
         let clamp = |span: Span| {
             let text = self.text(span.source);
             let start = floor_char_boundary(text, span.start.min(text.len()));
             let end = floor_char_boundary(text, span.end.min(text.len())).max(start);
-            // Past the blank lines the text is drawn after.
             let shift = self.sources[span.source].2;
-            let shown = Shown {
-                id: span.source,
-                name: self.name(span.source).to_string(),
-            };
-            (shown, start + shift..end + shift)
+            (span.source, start + shift..end + shift)
         };
         let config = Config::default()
             .with_color(color)
@@ -263,9 +255,6 @@ impl SourceMap {
         } else {
             ReportKind::Error
         };
-        let mut report = Report::build(kind, clamp(diagnostic.span))
-            .with_config(config)
-            .with_message(printable(&diagnostic.message));
         let mut labels: Vec<(usize, Span, String)> = diagnostic
             .labels
             .iter()
@@ -277,14 +266,26 @@ impl SourceMap {
         }
         // In the order they appear in the text, so ariadne draws one section per source.
         labels.sort_by_key(|(_, span, _)| (span.source, span.start));
-        for (order, span, text) in labels.iter() {
-            let order = *order;
-            let mut label = Label::new(clamp(*span));
+        let primary = clamp(diagnostic.span);
+        let spans: Vec<(SourceId, Range<usize>)> =
+            labels.iter().map(|(_, span, _)| clamp(*span)).collect();
+        // A label on a line too long to draw whole: ariadne draws a copy
+        // with that line cut to windows, and its header is mended after.
+        cache.cut = cache.cuts(&primary, &spans);
+        let place = |(id, range): &(SourceId, Range<usize>)| match cache.cut_of(*id) {
+            Some((cut, _)) => (*id, cut.place(range.start)..cut.place(range.end)),
+            None => (*id, range.clone()),
+        };
+        let mut report = Report::build(kind, place(&primary))
+            .with_config(config)
+            .with_message(printable(&diagnostic.message));
+        for ((order, _, text), span) in labels.iter().zip(&spans) {
+            let mut label = Label::new(place(span));
             if !text.is_empty() {
                 label = label.with_message(printable(text));
             }
             if color {
-                label = label.with_color(if order == 0 && !diagnostic.warning {
+                label = label.with_color(if *order == 0 && !diagnostic.warning {
                     Color::Red
                 } else {
                     Color::Yellow
@@ -302,7 +303,12 @@ impl SourceMap {
         // at a time, and stderr is not buffered. A failed write to stderr
         // leaves nothing better to do than carry on.
         let mut text = Vec::new();
-        let _ = report.finish().write(cache, &mut text);
+        let _ = report.finish().write(&mut *cache, &mut text);
+        if !cache.cut.is_empty() {
+            let heads = cache.locations(&primary, &spans);
+            text = relocated(&String::from_utf8_lossy(&text), &heads).into_bytes();
+            cache.cut.clear();
+        }
         let _ = out.write_all(&text);
     }
 
@@ -312,6 +318,304 @@ impl SourceMap {
         self.render(diagnostic, false, &mut out);
         String::from_utf8_lossy(&out).into_owned()
     }
+}
+
+/// A line of more characters than this is drawn in windows around the
+/// ends of its labels, not whole: a program of one long line (minified,
+/// or made by another program) printed all of itself for each error, 8 MB
+/// for the 50 errors shown of a 160 KB line. A line up to it is drawn
+/// whole, as a terminal wraps it into a few rows.
+const LONG_LINE: usize = 1_000;
+
+/// How many characters a window shows on either side of a label's end.
+const WINDOW_SIDE: usize = 80;
+
+/// What stands in a long line for the text left out of it.
+const CUT: &str = "…";
+
+/// Put after a source's name when the header's location is to be written
+/// over ([`relocated`]): nothing else ariadne writes holds it, as a source
+/// line is drawn without its break and every message goes through
+/// [`printable`], which escapes NUL.
+const RELOCATE: &str = "\n\u{0}";
+
+/// The line breaks ariadne splits a text into lines at (with `\r\n` one).
+const LINE_BREAKS: [char; 7] = [
+    '\r', '\n', '\u{0b}', '\u{0c}', '\u{85}', '\u{2028}', '\u{2029}',
+];
+
+/// The sources of one rendering as ariadne reads them, each indexed once,
+/// and for the diagnostic being drawn the cut copies of those with a long
+/// line drawn.
+struct Drawn<'a> {
+    map: &'a SourceMap,
+    /// By id, in order.
+    whole: Vec<(SourceId, Source<Cow<'a, str>>)>,
+    cut: Vec<(SourceId, Cut, Source<Cow<'a, str>>)>,
+}
+
+impl<'a> Drawn<'a> {
+    fn whole(&self, id: SourceId) -> Option<&Source<Cow<'a, str>>> {
+        let at = self.whole.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        Some(&self.whole[at].1)
+    }
+
+    fn cut_of(&self, id: SourceId) -> Option<(&Cut, &Source<Cow<'a, str>>)> {
+        self.cut
+            .iter()
+            .find(|(i, _, _)| *i == id)
+            .map(|(_, cut, source)| (cut, source))
+    }
+
+    /// The sources with a long line at an end of one of `labels`, cut
+    /// around those ends and the `primary` span's start; none when every
+    /// line drawn is short, and the diagnostic is drawn as it always was.
+    fn cuts(
+        &self,
+        primary: &(SourceId, Range<usize>),
+        labels: &[(SourceId, Range<usize>)],
+    ) -> Vec<(SourceId, Cut, Source<Cow<'a, str>>)> {
+        let mut ids: Vec<SourceId> = labels.iter().map(|(id, _)| *id).collect();
+        ids.dedup();
+        let mut cuts = Vec::new();
+        for id in ids {
+            let Some(whole) = self.whole(id) else {
+                continue;
+            };
+            let drawn: Vec<usize> = labels
+                .iter()
+                .filter(|(i, _)| *i == id)
+                .flat_map(|(_, range)| [range.start, last_byte(whole.text(), range)])
+                .collect();
+            let also = (primary.0 == id).then_some(primary.1.start);
+            if let Some(cut) = Cut::new(whole, &drawn, also) {
+                let source = Source::from(Cow::Owned(cut.text.clone()));
+                cuts.push((id, cut, source));
+            }
+        }
+        cuts
+    }
+
+    /// The location ariadne's header gives each section of the report,
+    /// `:LINE:COLUMN`, as it gives it for the whole text: the sections are
+    /// ariadne's (a source's labels in order, a new section where a label
+    /// ends on a line before the last one's), each placed at the primary
+    /// span in its source and elsewhere at its first label.
+    fn locations(
+        &self,
+        primary: &(SourceId, Range<usize>),
+        labels: &[(SourceId, Range<usize>)],
+    ) -> Vec<String> {
+        let mut heads = Vec::new();
+        let mut last: Option<(SourceId, usize)> = None;
+        for (id, range) in labels {
+            let Some(whole) = self.whole(*id) else {
+                continue;
+            };
+            let line_of = |at: usize| whole.get_byte_line(at).map_or(0, |(_, line, _)| line);
+            let end_line = line_of(last_byte(whole.text(), range));
+            if !matches!(last, Some((i, line)) if i == *id && line <= end_line) {
+                let at = if primary.0 == *id {
+                    primary.1.start
+                } else {
+                    range.start
+                };
+                heads.push(match whole.get_byte_line(at) {
+                    Some((line, index, column)) => {
+                        let text = whole.get_line_text(line).unwrap_or("");
+                        let column = text.get(..column).map_or(0, |t| t.chars().count());
+                        format!(":{}:{}", index + 1, column + 1)
+                    }
+                    None => ":?:?".to_string(),
+                });
+            }
+            last = Some((*id, end_line));
+        }
+        heads
+    }
+}
+
+impl<'a> ariadne::Cache<SourceId> for Drawn<'a> {
+    type Storage = Cow<'a, str>;
+
+    fn fetch(&mut self, id: &SourceId) -> Result<&Source<Cow<'a, str>>, impl std::fmt::Debug> {
+        match self.cut_of(*id) {
+            Some((_, source)) => Ok(source),
+            None => self.whole(*id).ok_or("no such source"),
+        }
+    }
+
+    fn display<'b>(&self, id: &'b SourceId) -> Option<impl std::fmt::Display + 'b> {
+        let name = self.map.name(*id);
+        Some(if self.cut.is_empty() {
+            name.to_string()
+        } else {
+            format!("{name}{RELOCATE}")
+        })
+    }
+}
+
+/// Where ariadne takes a label to end: its last character, or its start
+/// when it is empty.
+fn last_byte(text: &str, range: &Range<usize>) -> usize {
+    if range.end > range.start {
+        floor_char_boundary(text, range.end - 1)
+    } else {
+        range.start
+    }
+}
+
+/// `text` with each header's location, marked by [`RELOCATE`], written
+/// over by the next of `heads`: ariadne counted the column on the cut
+/// line, these count it on the whole one.
+fn relocated(text: &str, heads: &[String]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut heads = heads.iter();
+    while let Some(at) = rest.find(RELOCATE) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + RELOCATE.len()..];
+        // Ariadne's `:LINE:COLUMN` runs to the space before the `]`.
+        if let Some(head) = heads.next() {
+            out.push_str(head);
+            rest = &rest[rest.find(' ').unwrap_or(rest.len())..];
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The lines of a source from the first to the last of some points, those
+/// longer than [`LONG_LINE`] with only windows around the points on them,
+/// after as many blank lines as there are lines before: ariadne draws it
+/// with every line at its number, and the long ones short.
+struct Cut {
+    text: String,
+    /// What was kept of the whole text, in order: where each piece starts
+    /// in the whole text, where in `text`, and its length in bytes.
+    pieces: Vec<(usize, usize, usize)>,
+}
+
+impl Cut {
+    /// The cut around `drawn` (and `also`, drawn or not), or `None` when
+    /// no line drawn is long.
+    fn new(whole: &Source<Cow<str>>, drawn: &[usize], also: Option<usize>) -> Option<Cut> {
+        // Each line with a point on it: where it starts, and its points.
+        let mut lines: BTreeMap<usize, (usize, Vec<usize>)> = BTreeMap::new();
+        let mut long_drawn = false;
+        for (k, &at) in drawn.iter().chain(also.iter()).enumerate() {
+            let Some((line, index, column)) = whole.get_byte_line(at) else {
+                continue;
+            };
+            let text = whole.get_line_text(line).unwrap_or("");
+            long_drawn |= k < drawn.len() && is_long(body(text));
+            lines
+                .entry(index)
+                .or_insert((at - column, Vec::new()))
+                .1
+                .push(column);
+        }
+        if !long_drawn {
+            return None;
+        }
+        let (&first, &(mut start, _)) = lines.first_key_value()?;
+        let last = *lines.last_key_value()?.0;
+        let mut cut = Cut {
+            text: "\n".repeat(first),
+            pieces: Vec::new(),
+        };
+        for index in first..=last {
+            let text = whole
+                .line(index)
+                .and_then(|line| whole.get_line_text(line))
+                .unwrap_or("");
+            match lines.get(&index) {
+                Some((_, points)) if is_long(body(text)) => cut.windows(start, text, points),
+                _ => cut.keep(start, text),
+            }
+            start += text.len();
+        }
+        Some(cut)
+    }
+
+    /// Copies `text`, which starts at `from` in the whole text.
+    fn keep(&mut self, from: usize, text: &str) {
+        if !text.is_empty() {
+            self.pieces.push((from, self.text.len(), text.len()));
+            self.text.push_str(text);
+        }
+    }
+
+    /// Copies of `line` (at `from` in the whole text) the characters
+    /// within [`WINDOW_SIDE`] of each of `points` (byte offsets into it),
+    /// [`CUT`] for each stretch left out, and its line break.
+    fn windows(&mut self, from: usize, line: &str, points: &[usize]) {
+        let body = body(line);
+        let mut windows: Vec<(usize, usize)> = points
+            .iter()
+            .map(|&at| {
+                let at = floor_char_boundary(body, at.min(body.len()));
+                let before = body[..at]
+                    .char_indices()
+                    .nth_back(WINDOW_SIDE - 1)
+                    .map_or(0, |(i, _)| i);
+                let after = body[at..]
+                    .char_indices()
+                    .nth(WINDOW_SIDE)
+                    .map_or(body.len(), |(i, _)| at + i);
+                (before, after)
+            })
+            .collect();
+        windows.sort_unstable();
+        let mut joined: Vec<(usize, usize)> = Vec::new();
+        for (start, end) in windows {
+            match joined.last_mut() {
+                // Overlapping, or apart by less than a few characters
+                // (more to read than the cut would save).
+                Some(last) if start <= last.1 || body[last.1..start].chars().nth(8).is_none() => {
+                    last.1 = last.1.max(end)
+                }
+                _ => joined.push((start, end)),
+            }
+        }
+        let mut done = 0;
+        for (start, end) in joined {
+            if start > done {
+                self.text.push_str(CUT);
+            }
+            self.keep(from + start, &body[start..end]);
+            done = end;
+        }
+        if done < body.len() {
+            self.text.push_str(CUT);
+        }
+        self.keep(from + body.len(), &line[body.len()..]);
+    }
+
+    /// Where `at`, a byte offset of the whole text kept in the cut (or at
+    /// the end of a piece kept), is in the cut.
+    fn place(&self, at: usize) -> usize {
+        let after = self.pieces.partition_point(|&(from, _, _)| from <= at);
+        match after.checked_sub(1) {
+            Some(k) => {
+                let (from, to, len) = self.pieces[k];
+                to + (at - from).min(len)
+            }
+            None => self.pieces.first().map_or(0, |&(_, to, _)| to),
+        }
+    }
+}
+
+/// A line without its line break.
+fn body(line: &str) -> &str {
+    line.strip_suffix("\r\n")
+        .unwrap_or_else(|| line.strip_suffix(LINE_BREAKS).unwrap_or(line))
+}
+
+/// Whether `text` has more than [`LONG_LINE`] characters, counted no
+/// further than that.
+fn is_long(text: &str) -> bool {
+    text.len() > LONG_LINE && text.chars().nth(LONG_LINE).is_some()
 }
 
 /// `text` with what a terminal would act on rather than show escaped: a
@@ -640,6 +944,118 @@ mod tests {
         assert_eq!(near_miss("qq", ["zz"]), None);
         assert_eq!(near_miss("Foo", ["Col"]), None);
         assert_eq!(near_miss("brek", ["break"]), Some("break"));
+    }
+
+    /// A line of `n` characters: `x := 'é';` over and over, a character
+    /// of two bytes in each.
+    fn long_line(n: usize) -> String {
+        "x := 'é'; ".chars().cycle().take(n).collect()
+    }
+
+    #[test]
+    fn a_long_line_is_drawn_as_a_window_around_its_label_at_its_true_column() {
+        let mut map = SourceMap::default();
+        let before = long_line(5_000);
+        let text = format!("y := 1;\n{before}z := w;{before}\n");
+        let id = map.add("long.tape", text.as_str());
+        let at = text.find("w;").expect("the label");
+        let d = Diagnostic::new(Span::new(id, at, at + 1), "unknown variable `w`")
+            .with_label(Span::new(id, at, at + 1), "never assigned");
+        let shown = map.render_to_string(&d);
+        assert_eq!(map.line_column(d.span), (2, 5_006));
+        assert!(shown.contains("[ long.tape:2:5006 ]"), "{shown}");
+        assert!(shown.contains(" 2 │ …"), "{shown}");
+        assert!(shown.contains("z := w;"), "{shown}");
+        assert!(shown.contains("never assigned"), "{shown}");
+        let drawn = shown
+            .lines()
+            .find(|l| l.starts_with(" 2 │"))
+            .expect("line 2");
+        assert_eq!(drawn.matches(CUT).count(), 2, "{drawn}");
+        assert!(drawn.chars().count() < 2 * WINDOW_SIDE + 20, "{drawn}");
+        // The underline stands under the `w` of the window.
+        let under = shown.lines().find(|l| l.contains('┬')).expect("underline");
+        let column = |line: &str, ch: char| line.chars().position(|c| c == ch);
+        let w = drawn.find("w;").map(|at| drawn[..at].chars().count());
+        assert_eq!(column(under, '┬'), w, "{shown}");
+    }
+
+    #[test]
+    fn a_line_of_the_longest_drawn_whole_is_drawn_as_before() {
+        let mut map = SourceMap::default();
+        let text = long_line(LONG_LINE);
+        let id = map.add("a.tape", text.as_str());
+        let d = Diagnostic::new(Span::new(id, 900, 901), "here");
+        let shown = map.render_to_string(&d);
+        assert!(shown.contains(text.trim_end()), "{shown}");
+        assert!(!shown.contains(CUT), "{shown}");
+        let longer = format!("{text}x");
+        let id = map.add("b.tape", longer.as_str());
+        let d = Diagnostic::new(Span::new(id, 900, 901), "here");
+        assert!(map.render_to_string(&d).contains(CUT));
+    }
+
+    /// Labels far apart on one long line: one window each, `…` between.
+    #[test]
+    fn labels_far_apart_on_a_long_line_each_get_a_window() {
+        let mut map = SourceMap::default();
+        let gap = long_line(3_000);
+        let text = format!("c := a {gap}* b;\n");
+        let id = map.add("far.tape", text.as_str());
+        let a = text.find('a').expect("a");
+        let b = text.rfind('b').expect("b");
+        let d = Diagnostic::new(Span::new(id, a, b + 1), "cannot multiply")
+            .with_label(Span::new(id, a, a + 1), "this is the left")
+            .with_label(Span::new(id, b, b + 1), "this is the right");
+        let shown = map.render_to_string(&d);
+        assert!(shown.contains("[ far.tape:1:6 ]"), "{shown}");
+        let drawn = shown
+            .lines()
+            .find(|l| l.starts_with(" 1 │"))
+            .expect("line 1");
+        assert!(drawn.contains("c := a "), "{drawn}");
+        assert!(drawn.contains("* b;"), "{drawn}");
+        assert_eq!(drawn.matches(CUT).count(), 1, "{drawn}");
+        assert!(shown.contains("this is the left"), "{shown}");
+        assert!(shown.contains("this is the right"), "{shown}");
+        assert!(shown.len() < 4 * 4 * WINDOW_SIDE + 1_000, "{shown}");
+    }
+
+    /// A cell's statement on a later line of its cell, with a long line:
+    /// the header and the margin both number it as in the cell, and the
+    /// message is escaped as ever.
+    #[test]
+    fn a_long_line_of_a_later_source_keeps_its_number_and_the_message_its_escapes() {
+        let mut map = SourceMap::default();
+        let text = format!("{}q := ;", long_line(2_000));
+        let id = map.add_at("cell [2]", text.as_str(), 6);
+        let at = text.find("q :=").expect("q");
+        let d = Diagnostic::new(Span::new(id, at + 5, at + 6), "odd `\u{1b}[31m`")
+            .with_label(Span::new(id, at + 5, at + 6), "here\u{202e}");
+        let shown = map.render_to_string(&d);
+        assert!(shown.contains("[ cell [2]:7:2006 ]"), "{shown}");
+        assert!(shown.contains(" 7 │ …"), "{shown}");
+        assert!(shown.contains("odd `\\u{1b}[31m`"), "{shown}");
+        assert!(shown.contains("here\\u{202e}"), "{shown}");
+        assert!(
+            !shown.contains('\u{1b}') && !shown.contains('\u{0}'),
+            "{shown}"
+        );
+    }
+
+    /// With colour the header's location is written over as without.
+    #[test]
+    fn a_coloured_header_of_a_long_line_gives_the_true_column() {
+        let mut map = SourceMap::default();
+        let text = format!("{}q := ;", long_line(2_000));
+        let id = map.add("c.tape", text.as_str());
+        let at = text.rfind(';').expect("the end");
+        let d = Diagnostic::new(Span::new(id, at, at + 1), "expected an expression");
+        let mut out = Vec::new();
+        map.render(&d, true, &mut out);
+        let shown = String::from_utf8(out).expect("UTF-8");
+        assert!(shown.contains(" c.tape:1:2006 "), "{shown}");
+        assert!(shown.len() < 20_000, "{shown}");
     }
 
     #[test]
