@@ -17,8 +17,9 @@ fn scratch() -> PathBuf {
 }
 
 /// Runs `text` as a program and as prompt input, each under the watchdog;
-/// the program must fail with a diagnostic. Returns the program's stderr.
-fn fails_in_time(name: &str, text: String) -> String {
+/// the program must fail with a diagnostic. Returns the program's stderr
+/// and what the prompt session printed.
+fn fails_in_time(name: &str, text: String) -> (String, String) {
     let bytes = text.clone().into_bytes();
     let (_, err, code) = within_watchdog(&format!("the run of {name}"), move || {
         tapec::run_untrusted(bytes, scratch(), 5_000, 1 << 16)
@@ -29,7 +30,7 @@ fn fails_in_time(name: &str, text: String) -> String {
         tapec::repl::run_untrusted(text.as_bytes(), 5_000, 1 << 16)
     });
     assert!(prompt.contains("Error"), "{name} at the prompt: {prompt}");
-    err
+    (err, prompt)
 }
 
 #[test]
@@ -121,7 +122,7 @@ fn a_file_of_random_tokens_and_one_with_thousands_of_errors() {
         );
     }
     // One line, thousands of errors: the first 50 are shown, the rest counted.
-    let err = fails_in_time("one long line of errors", "x := ) ; ".repeat(8_000));
+    let (err, _) = fails_in_time("one long line of errors", "x := ) ; ".repeat(8_000));
     assert_eq!(
         err.matches("Error:").count(),
         tapec::diagnostic::MAX_SHOWN,
@@ -132,6 +133,42 @@ fn a_file_of_random_tokens_and_one_with_thousands_of_errors() {
         err.contains("7950 more errors are not shown"),
         "{}",
         &err[err.len() - 500..]
+    );
+}
+
+/// The 50 errors shown of a program of one 160 KB line each draw a window
+/// of the line around the error, at its true column: drawn whole, the line
+/// made 8 MB of diagnostics, run or typed at the prompt.
+#[test]
+fn errors_on_one_long_line_each_show_a_window_of_it() {
+    let (err, prompt) = fails_in_time(
+        "fifty errors shown on a line of 160 KB",
+        "x := ) ; ".repeat(160_000 / 9),
+    );
+    for (what, text) in [("the run", &err), ("the prompt", &prompt)] {
+        assert_eq!(
+            text.matches("Error:").count(),
+            tapec::diagnostic::MAX_SHOWN,
+            "{what}"
+        );
+        assert!(
+            text.len() < 100_000,
+            "{what} printed {} bytes: {}",
+            text.len(),
+            &text[..2000]
+        );
+        assert!(
+            text.contains(" 1 │ x := ) ; x := ) ;"),
+            "{what}: {}",
+            &text[..2000]
+        );
+        assert!(text.contains(" 1 │ …"), "{what}: {}", &text[..2000]);
+    }
+    // The 50th error, on the 50th `)`, at character 6 + 49 × 9.
+    assert!(
+        err.contains("fuzz.tape:1:447 ]"),
+        "{}",
+        &err[err.len() - 2000..]
     );
 }
 
