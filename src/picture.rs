@@ -8,6 +8,8 @@
 //! - The order within each layer is improved by a few sweeps that sort by
 //!   the mean place of the neighbours above, then below (the barycentre
 //!   heuristic), which keeps most arrows short and uncrossed.
+//! - A PNG too large is refused from the layout's size, before any SVG is
+//!   made.
 //!
 //! Boxes hold the lines `graph::box_lines` gives, the same as the DOT
 //! picture's.
@@ -166,6 +168,90 @@ enum Item {
     Lane(usize),
 }
 
+/// What is known of a picture before anything in it is ordered or placed:
+/// the layer of each record, the arrows that join them, and the lanes they
+/// keep (an arrow keeps one in every layer strictly between its ends).
+struct Plan {
+    /// Per record: its layer.
+    layer: Vec<usize>,
+    /// Each arrow once, (input, output), in the order the records take
+    /// their inputs.
+    arrows: Vec<(usize, usize)>,
+    /// Per layer: how many lanes arrows keep in it.
+    lanes: Vec<usize>,
+}
+
+impl Plan {
+    /// In time linear in the records and their inputs.
+    fn of(tape: &Tape) -> Plan {
+        let n = tape.records.len();
+        let mut layer = vec![0usize; n];
+        // Per record: the lowest layer of a record that takes it.
+        let mut first_user = vec![usize::MAX; n];
+        for (k, record) in tape.records.iter().enumerate() {
+            layer[k] = record
+                .inputs
+                .iter()
+                .map(|&i| layer[i as usize] + 1)
+                .max()
+                .unwrap_or(0);
+            for &i in &record.inputs {
+                first_user[i as usize] = first_user[i as usize].min(layer[k]);
+            }
+        }
+        // A leaf sits just above its first user, not with every leaf at
+        // the top: its arrows stay short. (Only records with inputs take
+        // one, so no user moves.)
+        for (k, record) in tape.records.iter().enumerate() {
+            if record.inputs.is_empty() && first_user[k] != usize::MAX {
+                layer[k] = first_user[k].saturating_sub(1);
+            }
+        }
+        let depth = layer.iter().copied().max().unwrap_or(0) + 1;
+        let mut arrows = Vec::new();
+        // Counted by difference: +1 where an arrow's lanes begin, -1 past
+        // where they end.
+        let mut change = vec![0isize; depth + 1];
+        // Per record: the last record that took it, so that an input used
+        // twice (`Hadamard(x, x)`) is one arrow.
+        let mut taken_by = vec![usize::MAX; n];
+        for (k, record) in tape.records.iter().enumerate() {
+            for &input in &record.inputs {
+                let input = input as usize;
+                if taken_by[input] == k {
+                    continue;
+                }
+                taken_by[input] = k;
+                arrows.push((input, k));
+                if layer[input] + 1 < layer[k] {
+                    change[layer[input] + 1] += 1;
+                    change[layer[k]] -= 1;
+                }
+            }
+        }
+        let mut lanes = Vec::with_capacity(depth);
+        let mut running = 0isize;
+        for step in &change[..depth] {
+            running += step;
+            lanes.push(running as usize);
+        }
+        Plan {
+            layer,
+            arrows,
+            lanes,
+        }
+    }
+}
+
+/// The width and height of a box holding `lines`.
+fn box_size(lines: &[String]) -> (f64, f64) {
+    let widest = lines.iter().map(|l| l.chars().count()).max().unwrap_or(1);
+    (
+        widest as f64 * CHAR_WIDTH + 2.0 * PAD,
+        lines.len() as f64 * LINE_HEIGHT + 2.0 * PAD,
+    )
+}
+
 /// Where each item of each layer stands, after the layout.
 struct Layout {
     /// Per record: (x, y, width, height) of its box.
@@ -178,62 +264,36 @@ struct Layout {
     height: f64,
 }
 
-fn lay_out(lines: &[Vec<String>], tape: &Tape) -> Layout {
-    let n = tape.records.len();
-    let mut layer = vec![0usize; n];
-    for (k, record) in tape.records.iter().enumerate() {
-        layer[k] = record
-            .inputs
-            .iter()
-            .map(|&i| layer[i as usize] + 1)
-            .max()
-            .unwrap_or(0);
-    }
-    // A leaf sits just above its first user, not with every leaf at the
-    // top: its arrows stay short.
-    for k in (0..n).rev() {
-        if tape.records[k].inputs.is_empty() {
-            let users = tape.records[k + 1..]
-                .iter()
-                .enumerate()
-                .filter(|(_, r)| r.inputs.contains(&(k as u32)))
-                .map(|(j, _)| layer[k + 1 + j]);
-            if let Some(first) = users.min() {
-                layer[k] = first.saturating_sub(1);
-            }
-        }
-    }
-    let depth = layer.iter().copied().max().unwrap_or(0) + 1;
+/// `plan` laid out, `lines[k]` in record `k`'s box: the order within each
+/// layer, then every place.
+fn lay_out(lines: &[Vec<String>], plan: Plan) -> Layout {
+    let depth = plan.lanes.len();
+    let Plan {
+        layer,
+        arrows: pairs,
+        ..
+    } = plan;
+    let n = layer.len();
     let mut layers: Vec<Vec<Item>> = vec![Vec::new(); depth];
     for (k, &l) in layer.iter().enumerate() {
         layers[l].push(Item::Record(k));
     }
     // Each arrow, with a lane in every layer strictly between its ends.
-    let mut arrows = Vec::new();
+    let mut arrows = Vec::with_capacity(pairs.len());
     let mut lane_layer = Vec::new();
-    for (k, record) in tape.records.iter().enumerate() {
-        let mut seen = Vec::new();
-        for &input in &record.inputs {
-            let input = input as usize;
-            // An input used twice (`Hadamard(x, x)`) is one arrow.
-            if seen.contains(&input) {
-                continue;
-            }
-            seen.push(input);
-            let mut passes = Vec::new();
-            let between = layer[input] + 1..layer[k];
-            for (l, row) in layers
-                .iter_mut()
-                .enumerate()
-                .take(between.end)
-                .skip(between.start)
-            {
-                passes.push(lane_layer.len());
-                row.push(Item::Lane(lane_layer.len()));
-                lane_layer.push(l);
-            }
-            arrows.push((input, k, passes));
+    for (input, k) in pairs {
+        let mut passes = Vec::new();
+        for (l, row) in layers
+            .iter_mut()
+            .enumerate()
+            .take(layer[k])
+            .skip(layer[input] + 1)
+        {
+            passes.push(lane_layer.len());
+            row.push(Item::Lane(lane_layer.len()));
+            lane_layer.push(l);
         }
+        arrows.push((input, k, passes));
     }
     // The neighbours of each item above and below it.
     let key = |item: Item| match item {
@@ -291,19 +351,9 @@ fn lay_out(lines: &[Vec<String>], tape: &Tape) -> Layout {
         }
     }
     // Sizes, then places: each layer centred on the widest.
-    let size = |k: usize| {
-        let widest = lines[k]
-            .iter()
-            .map(|l| l.chars().count())
-            .max()
-            .unwrap_or(1);
-        (
-            widest as f64 * CHAR_WIDTH + 2.0 * PAD,
-            lines[k].len() as f64 * LINE_HEIGHT + 2.0 * PAD,
-        )
-    };
+    let sizes: Vec<(f64, f64)> = lines.iter().map(|l| box_size(l)).collect();
     let item_width = |item: Item| match item {
-        Item::Record(k) => size(k).0,
+        Item::Record(k) => sizes[k].0,
         Item::Lane(_) => LANE,
     };
     let row_width = |row: &Vec<Item>| {
@@ -317,7 +367,7 @@ fn lay_out(lines: &[Vec<String>], tape: &Tape) -> Layout {
         let tallest = row
             .iter()
             .map(|&item| match item {
-                Item::Record(k) => size(k).1,
+                Item::Record(k) => sizes[k].1,
                 Item::Lane(_) => 0.0,
             })
             .fold(0.0, f64::max);
@@ -325,7 +375,7 @@ fn lay_out(lines: &[Vec<String>], tape: &Tape) -> Layout {
         for &item in row {
             match item {
                 Item::Record(k) => {
-                    let (w, h) = size(k);
+                    let (w, h) = sizes[k];
                     boxes[k] = (x, y, w, h);
                 }
                 Item::Lane(i) => lanes[i] = (x + LANE / 2.0, y, y + tallest),
@@ -350,25 +400,38 @@ fn escape(text: &str) -> String {
         .replace('"', "&quot;")
 }
 
+/// The lines of every record's box, in record order.
+fn all_lines(tape: &Tape, sources: &SourceMap) -> Vec<Vec<String>> {
+    let taken = taken(tape);
+    (0..tape.records.len())
+        .map(|k| box_lines(tape, k, sources, &taken))
+        .collect()
+}
+
 /// The SVG text of `tape`'s picture.
 pub fn svg(tape: &Tape, sources: &SourceMap) -> String {
-    let taken = taken(tape);
-    let lines: Vec<Vec<String>> = (0..tape.records.len())
-        .map(|k| box_lines(tape, k, sources, &taken))
-        .collect();
-    svg_of(tape, &lines)
+    svg_of(tape, &all_lines(tape, sources))
 }
 
 /// The SVG text of `tape`'s picture with `lines[k]` in record `k`'s box:
 /// one `<text>` per line, in order, inside the record's `<g>`.
 pub fn svg_of(tape: &Tape, lines: &[Vec<String>]) -> String {
-    let layout = lay_out(lines, tape);
+    draw(tape, lines, &lay_out(lines, Plan::of(tape)))
+}
+
+/// A picture's width and height in whole pixels, as its SVG states them.
+fn whole_pixels((width, height): (f64, f64)) -> (u64, u64) {
+    let whole = |x: f64| format!("{x:.0}").parse::<u64>().unwrap_or(u64::MAX);
+    (whole(width), whole(height))
+}
+
+/// The SVG text of `layout`, `lines[k]` in record `k`'s box.
+fn draw(tape: &Tape, lines: &[Vec<String>], layout: &Layout) -> String {
+    let (width, height) = whole_pixels((layout.width, layout.height));
     let mut out = format!(
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w:.0}\" height=\"{h:.0}\" viewBox=\"0 0 {w:.0} {h:.0}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"12\">\n\
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" font-family=\"DejaVu Sans Mono, Menlo, Consolas, monospace\" font-size=\"12\">\n\
          <defs><marker id=\"head\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#555\"/></marker></defs>\n\
          <rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n",
-        w = layout.width,
-        h = layout.height
     );
     // Arrows first, so that boxes are drawn over their ends.
     for (from, to, passes) in &layout.arrows {
@@ -446,7 +509,8 @@ pub const MOST_DRAWN: usize = 1000;
 /// The most pixels a PNG is drawn with: 32 million (128 MB while it is
 /// drawn), against 5.4 million for the course's largest picture. A tape of
 /// 300 terms summed laid out 41,419×48,746 pixels, which took 57 seconds
-/// and 16 GB to rasterise.
+/// and 16 GB to rasterise. The size is known from the layout, so a larger
+/// picture is refused before any SVG is made.
 pub const MOST_PIXELS: u64 = 32 << 20;
 
 /// Why `tape` is not drawn, if it is too large to be: a sentence for the
@@ -472,11 +536,22 @@ pub fn too_many_to_draw(tape: &Tape, what: &str) -> Option<String> {
 /// Rust). Text is set in DejaVu Sans Mono, which tapec carries (the
 /// `dejavu` crate), never in the machine's fonts: a fresh machine with no
 /// fonts draws the same picture, to the pixel, as any other. A picture of
-/// more than [`MOST_PIXELS`] is refused before it is rasterised.
+/// more than [`MOST_PIXELS`] is refused from the layout's size, before any
+/// SVG is made.
 pub fn png(tape: &Tape, sources: &SourceMap) -> Result<Vec<u8>, String> {
     use resvg::{tiny_skia, usvg};
     use std::sync::Arc;
-    let text = svg(tape, sources);
+    let lines = all_lines(tape, sources);
+    let layout = lay_out(&lines, Plan::of(tape));
+    let (width, height) = whole_pixels((layout.width, layout.height));
+    if width.saturating_mul(height) > MOST_PIXELS {
+        return Err(format!(
+            "the picture is {width}×{height} pixels, more than a PNG is drawn with ({} million); \
+             write it as .svg, which a browser shows at any size",
+            MOST_PIXELS >> 20
+        ));
+    }
+    let text = draw(tape, &lines, &layout);
     let mut options = usvg::Options::default();
     let fonts = options.fontdb_mut();
     for face in [dejavu::sans_mono::regular(), dejavu::sans_mono::bold()] {
@@ -485,16 +560,6 @@ pub fn png(tape: &Tape, sources: &SourceMap) -> Result<Vec<u8>, String> {
     fonts.set_monospace_family("DejaVu Sans Mono");
     let tree = usvg::Tree::from_str(&text, &options).map_err(|e| e.to_string())?;
     let size = tree.size().to_int_size();
-    let pixels = u64::from(size.width()) * u64::from(size.height());
-    if pixels > MOST_PIXELS {
-        return Err(format!(
-            "the picture is {}×{} pixels, more than a PNG is drawn with ({} million); \
-             write it as .svg, which a browser shows at any size",
-            size.width(),
-            size.height(),
-            MOST_PIXELS >> 20
-        ));
-    }
     let mut pixmap = tiny_skia::Pixmap::new(size.width(), size.height())
         .ok_or("the picture is too large to rasterise")?;
     resvg::render(
@@ -524,5 +589,64 @@ mod tests {
         assert_eq!(compact(1e6), "1e6");
         assert_eq!(compact(-2.5e7), "-2.5e7");
         assert_eq!(compact(1e308), "1e308");
+    }
+
+    use crate::tape::ops::Elementwise;
+
+    /// A tape of numbers, one record per entry of `inputs`: a leaf where
+    /// it is empty, else a sum of the records it names.
+    fn tape_of(inputs: &[Vec<u32>]) -> Tape {
+        let mut tape = Tape::default();
+        for taken in inputs {
+            let op = if taken.is_empty() {
+                Op::Leaf
+            } else {
+                Op::Elementwise(Elementwise::Add)
+            };
+            tape.push(
+                op,
+                taken.iter().copied().collect(),
+                Tensor::Scalar(1.0),
+                crate::diagnostic::Span::default(),
+            );
+        }
+        tape
+    }
+
+    /// A chain of `n` records in which each after the second also takes
+    /// the first: the arrow from the first to record `k` passes `k - 1`
+    /// layers.
+    fn chain_taking_the_first(n: u32) -> Tape {
+        let inputs: Vec<Vec<u32>> = (0..n)
+            .map(|k| match k {
+                0 => vec![],
+                1 => vec![0],
+                k => vec![k - 1, 0],
+            })
+            .collect();
+        tape_of(&inputs)
+    }
+
+    /// A PNG's size is known from the layout, before any SVG is made: the
+    /// size it is refused with is the one the SVG states.
+    #[test]
+    fn a_png_too_large_is_refused_with_the_size_its_svg_states() {
+        let tape = chain_taking_the_first(300);
+        let sources = SourceMap::default();
+        let why = png(&tape, &sources).expect_err("too large");
+        let svg = svg(&tape, &sources);
+        let stated = |name: &str| {
+            let (_, after) = svg.split_once(&format!(" {name}=\"")).expect(name);
+            after.split('"').next().expect(name).to_string()
+        };
+        assert_eq!(
+            why,
+            format!(
+                "the picture is {}×{} pixels, more than a PNG is drawn with (32 million); \
+                 write it as .svg, which a browser shows at any size",
+                stated("width"),
+                stated("height")
+            )
+        );
     }
 }
