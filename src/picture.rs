@@ -8,8 +8,10 @@
 //! - The order within each layer is improved by a few sweeps that sort by
 //!   the mean place of the neighbours above, then below (the barycentre
 //!   heuristic), which keeps most arrows short and uncrossed.
-//! - A PNG too large is refused from the layout's size, before any SVG is
-//!   made.
+//! - The layers and the lanes are counted first, from the tape alone: a
+//!   tape whose arrows would keep too many lanes is refused before anything
+//!   is laid out ([`too_many_to_draw`]), and a PNG too large is refused
+//!   from the layout's size before any SVG is made.
 //!
 //! Boxes hold the lines `graph::box_lines` gives, the same as the DOT
 //! picture's.
@@ -240,6 +242,12 @@ impl Plan {
             arrows,
             lanes,
         }
+    }
+
+    /// Every lane of every layer: what the arrows are drawn through, one
+    /// piece each.
+    fn lane_count(&self) -> usize {
+        self.lanes.iter().sum()
     }
 }
 
@@ -498,13 +506,21 @@ fn draw(tape: &Tape, lines: &[Vec<String>], layout: &Layout) -> String {
     out
 }
 
-/// The most records a picture (SVG, PNG, the walk page) is drawn for. An
-/// arrow that spans layers keeps a gap in every layer it passes, so a
-/// picture's size can grow with the square of its records: a product of
-/// 2,000 factors of one variable (2,000 records) drew 137 MB of SVG in 4
-/// seconds. A thousand records are far beyond what a reader follows; the
-/// course's largest tape has 35. DOT has no such limit.
+/// The most records a picture (SVG, PNG, the walk page) is drawn for. A
+/// thousand records are far beyond what a reader follows; the course's
+/// largest tape has 35. DOT has no such limit.
 pub const MOST_DRAWN: usize = 1000;
+
+/// The most lanes a picture keeps for its arrows (see [`lanes`]). Each
+/// lane is a piece of an arrow drawn and a gap in its layer, so lanes are
+/// what a picture's size grows with, and a record that takes a value made
+/// far above it keeps one in every layer between: a tape's lanes can grow
+/// with the square of its records. A chain of 999 records that each also
+/// take the chain's first value (`s := s * x + x` repeated) keeps 497,503
+/// lanes; it drew 33 MB of SVG, 39,980×161,822 pixels, in over a second.
+/// 50,000 lanes are about 3.5 MB of SVG, drawn in a tenth of a second; a
+/// sum of 300 terms keeps 44,551, the course's largest tape 20.
+pub const MOST_LANES: usize = 50_000;
 
 /// The most pixels a PNG is drawn with: 32 million (128 MB while it is
 /// drawn), against 5.4 million for the course's largest picture. A tape of
@@ -513,6 +529,13 @@ pub const MOST_DRAWN: usize = 1000;
 /// picture is refused before any SVG is made.
 pub const MOST_PIXELS: u64 = 32 << 20;
 
+/// How many lanes the picture of `tape` keeps for its arrows: one in every
+/// layer an arrow passes between its ends. Counted from the layers alone,
+/// in time linear in the tape, before anything is laid out or drawn.
+pub fn lanes(tape: &Tape) -> usize {
+    Plan::of(tape).lane_count()
+}
+
 /// Why `tape` is not drawn, if it is too large to be: a sentence for the
 /// user, naming what was asked for (`what`: "`tape.svg`", "the picture").
 pub fn too_many_records(tape: &Tape, what: &str) -> Option<String> {
@@ -520,14 +543,23 @@ pub fn too_many_records(tape: &Tape, what: &str) -> Option<String> {
         .map(|why| format!("{why}; write it as .dot, which has no limit, or draw a smaller tape"))
 }
 
-/// Why `tape` is not drawn, if it is too large to be, with no advice: for
-/// a caller whose way out is another (a notebook's `:walk`).
+/// Why `tape` is not drawn, if it is too large to be (more than
+/// [`MOST_DRAWN`] records, or more than [`MOST_LANES`] lanes), with no
+/// advice: for a caller whose way out is another (a notebook's `:walk`).
+/// Nothing is laid out or drawn to find it.
 pub fn too_many_to_draw(tape: &Tape, what: &str) -> Option<String> {
-    (tape.records.len() > MOST_DRAWN).then(|| {
-        format!(
+    if tape.records.len() > MOST_DRAWN {
+        return Some(format!(
             "cannot draw {what}: the tape has {} records, and a picture is drawn for at most \
              {MOST_DRAWN}",
             tape.records.len()
+        ));
+    }
+    let lanes = lanes(tape);
+    (lanes > MOST_LANES).then(|| {
+        format!(
+            "cannot draw {what}: its arrows would pass a row of boxes {lanes} times on their way \
+             from a value to its use, and a picture is drawn with at most {MOST_LANES}"
         )
     })
 }
@@ -625,6 +657,64 @@ mod tests {
             })
             .collect();
         tape_of(&inputs)
+    }
+
+    #[test]
+    fn the_lanes_counted_from_the_layers_are_the_lanes_the_layout_keeps() {
+        let tapes = [
+            chain_taking_the_first(40),
+            // An input taken twice is one arrow; a leaf taken late sits
+            // just above its first user; a diamond with a long side.
+            tape_of(&[
+                vec![],
+                vec![0, 0],
+                vec![1],
+                vec![2],
+                vec![],
+                vec![3, 4, 1],
+                vec![5, 0, 5],
+            ]),
+            tape_of(&[
+                vec![],
+                vec![],
+                vec![0],
+                vec![2, 1],
+                vec![3, 0],
+                vec![4, 2, 1],
+            ]),
+        ];
+        for tape in &tapes {
+            let lines = all_lines(tape, &SourceMap::default());
+            let layout = lay_out(&lines, Plan::of(tape));
+            assert_eq!(lanes(tape), layout.lanes.len());
+            let passed: usize = layout.arrows.iter().map(|a| a.2.len()).sum();
+            assert_eq!(passed, layout.lanes.len());
+        }
+        assert_eq!(lanes(&tapes[0]), 39 * 38 / 2);
+        assert!(lanes(&tapes[1]) > 0 && lanes(&tapes[2]) > 0);
+    }
+
+    /// The count needs the tape alone (no box's text, no layout), so a
+    /// tape far over the limit is refused as fast as one just over it.
+    #[test]
+    fn a_tape_with_too_many_lanes_is_refused_from_the_count_alone() {
+        // 317 records keep 316 * 315 / 2 = 49,770 lanes; 318 keep 50,086.
+        assert_eq!(too_many_to_draw(&chain_taking_the_first(317), "it"), None);
+        assert_eq!(
+            too_many_to_draw(&chain_taking_the_first(318), "`x.svg`").as_deref(),
+            Some(
+                "cannot draw `x.svg`: its arrows would pass a row of boxes 50086 times on \
+                 their way from a value to its use, and a picture is drawn with at most 50000"
+            )
+        );
+        let widest = chain_taking_the_first(MOST_DRAWN as u32);
+        assert_eq!(lanes(&widest), 999 * 998 / 2);
+        let why = too_many_records(&widest, "`x.png`").expect("refused");
+        assert!(
+            why.contains(" 498501 times ")
+                && why.ends_with("write it as .dot, which has no limit, or draw a smaller tape"),
+            "{why}"
+        );
     }
 
     /// A PNG's size is known from the layout, before any SVG is made: the
