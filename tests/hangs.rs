@@ -243,3 +243,99 @@ fn exporting_150_000_statements_ends_in_time() {
     .expect("the program exports");
     assert!(script.contains("    x = 149999  # long.tape:150000\n"));
 }
+
+/// A tape of 999 records, a chain in which every record also takes the
+/// chain's first value: its arrows from that value pass 497,503 rows of
+/// boxes in all, and drawing each piece wrote 33 MB of SVG in over a
+/// second (a PNG was refused only after that, from the SVG's size). Every
+/// way of drawing it is refused at once, from the count alone, with what
+/// to do instead; DOT, which has no limit, is written.
+#[test]
+fn a_tape_whose_arrows_pass_every_row_is_refused_at_once_for_every_picture() {
+    let dir = scratch();
+    let program = dir.join("every_row.tape");
+    let text = format!(
+        "x := 1.0;\ntape\n  s := x;\n{}end;\n",
+        "  s := s * x + x;\n".repeat(499)
+    );
+    std::fs::write(&program, &text).expect("write the program");
+    let too_many = "its arrows would pass a row of boxes 497503 times on their way from a \
+                    value to its use, and a picture is drawn with at most 50000";
+    let tapec = |args: Vec<std::ffi::OsString>, input: String| {
+        within_watchdog("drawing a tape whose arrows pass every row", move || {
+            let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tapec"))
+                .args(["--color", "never"])
+                .args(&args)
+                .env("HOME", std::env::temp_dir())
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start tapec");
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            stdin.write_all(input.as_bytes()).expect("write");
+            drop(stdin);
+            let out = child.wait_with_output().expect("tapec ends");
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stderr).into_owned(),
+            )
+        })
+    };
+    for (ending, way_out) in [
+        (
+            "svg",
+            "write it as .dot, which has no limit, or draw a smaller tape",
+        ),
+        (
+            "png",
+            "write it as .dot, which has no limit, or draw a smaller tape",
+        ),
+        (
+            "html",
+            "the walk as text has no limit (`tapec graph --walk`, `:walk` at the prompt), or \
+             walk a smaller tape",
+        ),
+    ] {
+        let out = dir.join(format!("every_row.{ending}"));
+        let _ = std::fs::remove_file(&out);
+        let refused = format!(
+            "Error: cannot draw `{}`: {too_many}; {way_out}\n",
+            out.display()
+        );
+        let args = vec![
+            "graph".into(),
+            program.clone().into(),
+            "-o".into(),
+            out.clone().into(),
+        ];
+        let (code, err) = tapec(args, String::new());
+        assert_eq!((code, err.as_str()), (Some(1), refused.as_str()));
+        assert!(!out.exists(), "{} was written", out.display());
+        // The same at the prompt, with `:graph`.
+        let (code, err) = tapec(
+            vec!["repl".into()],
+            format!("{text}:graph {}\n", out.display()),
+        );
+        assert_eq!((code, err.as_str()), (Some(1), refused.as_str()));
+        assert!(!out.exists(), "{} was written at the prompt", out.display());
+    }
+    let dot = dir.join("every_row.dot");
+    let args = vec![
+        "graph".into(),
+        program.into(),
+        "-o".into(),
+        dot.clone().into(),
+    ];
+    let (code, err) = tapec(args, String::new());
+    assert_eq!(code, Some(0), "{err}");
+    let dot = std::fs::read_to_string(dot).expect("the DOT written");
+    assert_eq!(dot.matches("[label=").count(), 999);
+    for k in 1..999 {
+        assert!(
+            dot.contains(&format!("  n0 -> n{k};\n")),
+            "record {k} takes x"
+        );
+    }
+}

@@ -898,3 +898,35 @@ fn a_tape_too_large_to_draw_is_refused_as_an_error_fitting_its_command() {
         Outcome::Failed(_)
     ));
 }
+
+/// A tape within the record limit whose arrows from its first value pass
+/// every row below it (497,503 passes in all) is refused too, at once,
+/// for `:graph` and `:walk`, each with its way out.
+#[test]
+fn a_tape_whose_arrows_pass_too_many_rows_is_refused_by_graph_and_walk() {
+    let (mut cells, shown) = session();
+    let outcome = cells.execute(&format!(
+        "x := 1.0;\ntape\n  s := x;\n{}end;",
+        "  s := s * x + x;\n".repeat(499)
+    ));
+    assert_eq!(outcome, Outcome::Done { result: None });
+    streams(&shown);
+    let too_many = "its arrows would pass a row of boxes 497503 times on their way from a value \
+                    to its use, and a picture is drawn with at most 50000";
+    for (command, what, way_out) in [
+        (":graph", "the tape's picture", "`:graph tape.dot`"),
+        (":walk", "the walk's page", "`:tape`"),
+    ] {
+        let Outcome::Failed(failure) = cells.execute(command) else {
+            panic!("`{command}` should fail");
+        };
+        assert_eq!(
+            failure.evalue,
+            format!("cannot draw {what}: {too_many}"),
+            "{failure:?}"
+        );
+        let advice = failure.traceback.join("\n");
+        assert!(advice.contains(way_out), "{advice}");
+    }
+    assert_eq!(streams(&shown), (String::new(), String::new()));
+}
