@@ -355,19 +355,14 @@ impl Repl {
                 continue;
             }
             pending.push_line(line);
-            let bare = pending
-                .text
-                .trim()
-                .trim_end_matches(';')
-                .trim()
-                .to_ascii_lowercase();
-            if bare == "tape" && tape_open {
+            let tape = pending.is_word("tape");
+            if tape && tape_open {
                 // Refused at once, as `take_line` refuses it.
                 invalid = true;
                 pending.clear();
                 continue;
             }
-            if (bare == "tape" && !tape_open) || (bare == "end" && tape_open) {
+            if tape || (pending.is_word("end") && tape_open) {
                 tape_open = !tape_open;
                 pending.clear();
                 continue;
@@ -695,17 +690,11 @@ impl Repl {
             }
         }
         self.pending.push_line(line);
-        let text = self.pending.text.clone();
-        let bare = text
-            .trim()
-            .trim_end_matches(';')
-            .trim()
-            .to_ascii_lowercase();
         // `tape` alone opens a tape at the prompt; with one open already it
         // is refused at once (it would otherwise wait for its own `end`,
         // taking every line and command typed meanwhile).
-        if bare == "tape" {
-            let span = self.keyword_entry(&text, 4);
+        if self.pending.is_word("tape") {
+            let span = self.keyword_entry(4);
             if self.tape_started.is_some() {
                 self.report(&tape_in_prompt_tape(span, self.after_failure()));
                 return;
@@ -721,15 +710,15 @@ impl Repl {
             }
             return;
         }
-        if bare == "end" && self.tape_started.is_some() {
-            let span = self.keyword_entry(&text, 3);
+        if self.pending.is_word("end") && self.tape_started.is_some() {
+            let span = self.keyword_entry(3);
             self.close_tape(span);
             return;
         }
         if self.pending.goes_on() {
             return;
         }
-        self.pending.clear();
+        let text = self.pending.take();
         let id = self.add_entry(&text);
         let (program, errors) = parse(&text, id);
         if !errors.is_empty() {
@@ -739,11 +728,11 @@ impl Repl {
         self.run_entry(&program);
     }
 
-    /// Takes a finished entry that is one keyword (`tape` or `end`) and
-    /// returns the keyword's span in its new source.
-    fn keyword_entry(&mut self, text: &str, len: usize) -> Span {
-        self.pending.clear();
-        let id = self.add_entry(text);
+    /// Takes the finished entry that is one keyword (`tape` or `end`, of
+    /// `len` letters) and returns the keyword's span in its new source.
+    fn keyword_entry(&mut self, len: usize) -> Span {
+        let text = self.pending.take();
+        let id = self.add_entry(&text);
         let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
         Span::new(id, start, start + len)
     }
@@ -1364,6 +1353,8 @@ impl Repl {
 #[derive(Default)]
 struct Pending {
     text: String,
+    /// How many lines `text` has.
+    lines: usize,
     /// How far `text` is lexed: to the end of its last line outside a comment.
     lexed: usize,
     /// Blocks opened and not yet closed in the part lexed.
@@ -1388,6 +1379,21 @@ impl Pending {
     fn push_line(&mut self, line: &str) {
         self.text.push_str(line);
         self.text.push('\n');
+        self.lines += 1;
+    }
+
+    /// Whether the entry is the prompt's own `word` (`tape`, `end`): that
+    /// word alone, but for blanks and final `;`s. Only a first line is
+    /// looked at: the lines after it would add only blanks and `;`s, so
+    /// the first would have been the word already.
+    fn is_word(&self, word: &str) -> bool {
+        self.lines == 1
+            && self
+                .text
+                .trim()
+                .trim_end_matches(';')
+                .trim()
+                .eq_ignore_ascii_case(word)
     }
 
     fn goes_on(&mut self) -> bool {
