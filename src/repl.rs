@@ -3,8 +3,10 @@
 //!
 //! An entry continues on the next line while a `begin`, `tape` or `repeat`
 //! in it is open, a comment is open, its last token leaves something
-//! hanging, or parsing stops at its end (an open `[` or `(`, a routine
-//! header, a `for ... do` with no statement yet): see `Pending`. `tape` alone on a line opens a tape at the prompt; `end;` closes it.
+//! hanging, or its tokens otherwise show it cannot be complete (an open `[`
+//! or `(`, a routine header, an `if` that may yet take an `else`), or
+//! parsing stops at its end: see `Pending`. `tape` alone on a line opens a
+//! tape at the prompt; `end;` closes it.
 //! A line that fails restores the state from before it, so nothing changes.
 //! [`run_on_stdin`] is the prompt on a terminal (line editing, history,
 //! Ctrl-C) or on piped input.
@@ -1340,27 +1342,56 @@ impl Repl {
     }
 }
 
+/// How many bytes the parses of one entry may read in all while lines
+/// that cannot end it are still parsed (about a hundred short lines): up
+/// to it, a mistake early in a routine's header, a bracket or an `if`'s
+/// condition is told at the line it is on; past it, such lines are not
+/// parsed, and a long entry is parsed again only where it may end.
+const PARSED_AT_ONCE: usize = 64 * 1024;
+
 /// An entry still being typed, and what its lines leave open so far.
 ///
-/// Whether an entry goes on is decided on its tokens where they settle it:
-/// a `begin`, `tape` or `repeat` not yet closed, an open comment, or a last
-/// token that leaves something hanging (`do`, `then`, `:=`, `,`, an
-/// operator). Only when none of these holds is the entry parsed, and it
-/// goes on if the parser stops at its end. Each line is lexed once (tokens
-/// never span lines, but comments, which are lexed again from where they
-/// opened), so a routine of thousands of lines is lexed once and parsed
-/// once, when its last `end` arrives.
+/// Whether an entry goes on is decided on its tokens where they settle it
+/// (`cannot_end`): a `begin`, `tape` or `repeat` not yet closed, an open
+/// comment, a last token that leaves something hanging (`do`, `then`,
+/// `:=`, `,`, an operator), an open `(` or `[`, a `procedure` or
+/// `function` whose `begin` has not come, a `while` or `for` whose `do`
+/// has not come, an `if` that may still take an `else`. Otherwise the
+/// entry is parsed, and it goes on if the parser stops at its end. An
+/// entry with an open block or a hanging last token is never parsed; one
+/// that cannot end for the other reasons is parsed anyway until its
+/// parses have read [`PARSED_AT_ONCE`] bytes, so that a mistake early in
+/// a short entry is told at once. Each line is lexed once, and an open
+/// comment is only searched for its closer, so a routine, a bracket or an
+/// `else if` chain of thousands of lines is lexed once and, past that
+/// size, parsed once more, at its last line.
 #[derive(Default)]
 struct Pending {
     text: String,
     /// How many lines `text` has.
     lines: usize,
-    /// How far `text` is lexed: to the end of its last line outside a comment.
+    /// How far `text` is lexed: to the end of its last line, or to where a
+    /// comment open at its end begins.
     lexed: usize,
+    /// How far `text` has been read: the lines after it are new.
+    read: usize,
+    /// What closes the comment open at the end of `text`, if one is.
+    comment: Option<&'static str>,
     /// Blocks opened and not yet closed in the part lexed.
     open_blocks: usize,
+    /// `(` and `[` opened and not yet closed (below zero: more closed).
+    open_brackets: isize,
+    /// Whether a `procedure` or `function` has come with no `begin` after it.
+    in_header: bool,
+    /// Whether a `while` or `for` has come with no `do` after it.
+    in_loop_head: bool,
+    /// `if`s outside every block since the last `;` outside a block, less
+    /// the `else`s there: those that no `else` has answered yet.
+    open_ifs: usize,
     /// The last token of the part lexed.
     last: Option<Token>,
+    /// How many bytes the parses of this entry have read.
+    parsed: usize,
 }
 
 impl Pending {
@@ -1396,57 +1427,21 @@ impl Pending {
                 .eq_ignore_ascii_case(word)
     }
 
+    /// Whether the entry goes on to the next line, now that a line came.
     fn goes_on(&mut self) -> bool {
-        let rest = &self.text[self.lexed..];
-        let (tokens, _) = lex(rest, 0);
-        // A comment still open at the end of the entry goes on to the next
-        // line; it is lexed again, whole, once more lines have come.
-        if let Some((Token::Error, span)) = tokens.last() {
-            let from = &rest[span.start..];
-            if span.end >= rest.trim_end().len()
-                && (from.starts_with('{') || from.starts_with("(*"))
-            {
+        if !self.lex_new_lines() {
+            return true;
+        }
+        if self.cannot_end() {
+            // An open block or a hanging token waits unparsed; the other
+            // reasons are parsed while the entry is short, for a mistake
+            // before them.
+            let waits = self.open_blocks > 0 || hangs(self.last.as_ref());
+            if waits || self.parsed >= PARSED_AT_ONCE {
                 return true;
             }
         }
-        for (token, _) in tokens {
-            match token {
-                Token::Begin | Token::Tape | Token::Repeat => self.open_blocks += 1,
-                Token::End | Token::Until => self.open_blocks = self.open_blocks.saturating_sub(1),
-                _ => {}
-            }
-            self.last = Some(token);
-        }
-        self.lexed = self.text.len();
-        let hanging = matches!(
-            self.last,
-            Some(
-                Token::Do
-                    | Token::Then
-                    | Token::Else
-                    | Token::Assign
-                    | Token::Comma
-                    | Token::Plus
-                    | Token::Minus
-                    | Token::Star
-                    | Token::Slash
-                    | Token::Div
-                    | Token::Mod
-                    | Token::And
-                    | Token::Or
-                    | Token::Not
-                    | Token::Eq
-                    | Token::Ne
-                    | Token::Lt
-                    | Token::Le
-                    | Token::Gt
-                    | Token::Ge
-                    | Token::Colon
-            )
-        );
-        if self.open_blocks > 0 || hanging {
-            return true;
-        }
+        self.parsed += self.text.len();
         let (program, errors) = parse(&self.text, 0);
         if errors.is_empty() {
             // `if c then s` with no `;` after it may still take an `else`
@@ -1458,6 +1453,112 @@ impl Pending {
             .iter()
             .any(|d| d.span.start >= self.text.trim_end().len())
     }
+
+    /// Whether the tokens so far show that the entry cannot be complete
+    /// yet: it could not be parsed as it stands, or it would be and still
+    /// go on. In a text that parses, every `(` and `[` is closed, a
+    /// routine's header is followed by its `begin` and a loop's head by
+    /// its `do`. And an `else` goes with the nearest `if` before it that
+    /// has none, so an `if` outside every block that no `else` answers,
+    /// with no `;` outside a block after it, runs to the end of the text,
+    /// whose last statement can then still take an `else`
+    /// (`else_may_follow`).
+    fn cannot_end(&self) -> bool {
+        self.open_blocks > 0
+            || hangs(self.last.as_ref())
+            || self.open_brackets > 0
+            || self.in_header
+            || self.in_loop_head
+            || self.open_ifs > 0
+    }
+
+    /// Lexes the lines not lexed yet and notes what their tokens open and
+    /// close; false while a comment is still open at the end of the entry.
+    fn lex_new_lines(&mut self) -> bool {
+        let new = std::mem::replace(&mut self.read, self.text.len());
+        if let Some(closer) = self.comment {
+            // Only a new line can close it: the lines before were read,
+            // and a closer is never split over two lines.
+            if !self.text[new..].contains(closer) {
+                return false;
+            }
+            // Lexed again from where it opened, once.
+            self.comment = None;
+        }
+        let rest = &self.text[self.lexed..];
+        let (mut tokens, _) = lex(rest, 0);
+        let mut lexed = self.text.len();
+        if let Some((Token::Error, span)) = tokens.last() {
+            let from = &rest[span.start..];
+            let closer = if from.starts_with('{') {
+                Some("}")
+            } else if from.starts_with("(*") {
+                Some("*)")
+            } else {
+                None
+            };
+            if closer.is_some() && span.end >= rest.trim_end().len() {
+                self.comment = closer;
+                lexed = self.lexed + span.start;
+                tokens.pop();
+            }
+        }
+        self.lexed = lexed;
+        for (token, _) in tokens {
+            match token {
+                Token::Begin => {
+                    self.open_blocks += 1;
+                    self.in_header = false;
+                }
+                Token::Tape | Token::Repeat => self.open_blocks += 1,
+                Token::End | Token::Until => self.open_blocks = self.open_blocks.saturating_sub(1),
+                Token::LParen | Token::LBracket => self.open_brackets += 1,
+                Token::RParen | Token::RBracket => self.open_brackets -= 1,
+                Token::Procedure | Token::Function => self.in_header = true,
+                Token::While | Token::For => self.in_loop_head = true,
+                Token::Do => self.in_loop_head = false,
+                Token::If if self.open_blocks == 0 => self.open_ifs += 1,
+                Token::Else if self.open_blocks == 0 => {
+                    self.open_ifs = self.open_ifs.saturating_sub(1)
+                }
+                Token::Semi if self.open_blocks == 0 => self.open_ifs = 0,
+                _ => {}
+            }
+            self.last = Some(token);
+        }
+        self.comment.is_none()
+    }
+}
+
+/// Whether a last token leaves something hanging, which the next line
+/// must finish: `do`, `then`, `else`, `:=`, `,`, an operator, a `:`.
+fn hangs(last: Option<&Token>) -> bool {
+    matches!(
+        last,
+        Some(
+            Token::Do
+                | Token::Then
+                | Token::Else
+                | Token::Assign
+                | Token::Comma
+                | Token::Plus
+                | Token::Minus
+                | Token::Star
+                | Token::Slash
+                | Token::Div
+                | Token::Mod
+                | Token::And
+                | Token::Or
+                | Token::Not
+                | Token::Eq
+                | Token::Ne
+                | Token::Lt
+                | Token::Le
+                | Token::Gt
+                | Token::Ge
+                | Token::Colon
+        )
+    )
 }
 
 /// A `tape` (at `span`) entered while a tape is open at the prompt;
@@ -1675,4 +1776,365 @@ pub fn transcript(input: &str) -> String {
     let mut repl = Repl::new(out, out(), false);
     repl.take_lines(input.lines().map(str::to_string));
     BUFFER.with(|b| b.take())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SharedBuffer;
+    use crate::eval::random::Random;
+
+    /// Whether `text` is a complete entry by the full rule: its last token
+    /// leaves nothing hanging, it parses, and its last statement cannot
+    /// take an `else` on a next line.
+    fn ends(text: &str) -> bool {
+        let (program, errors) = parse(text, 0);
+        let (tokens, _) = lex(text, 0);
+        let last = tokens.last().map(|(t, _)| t);
+        errors.is_empty()
+            && !hangs(last)
+            && !(last != Some(&Token::Semi) && program.body.last().is_some_and(else_may_follow))
+    }
+
+    /// Adds `words`, separated by spaces, as pieces.
+    fn put(pieces: &mut Vec<String>, words: &str) {
+        pieces.extend(words.split(' ').map(str::to_string));
+    }
+
+    /// A made-up statement, up to `depth` levels deep, as pieces that
+    /// lines may be broken between.
+    fn statement(random: &mut Random, depth: usize, pieces: &mut Vec<String>) {
+        let choice = if depth == 0 { 0 } else { random.int_in(0, 9) };
+        match choice {
+            0 => {
+                put(pieces, "x :=");
+                expression(random, 2, pieces);
+            }
+            1 => {
+                put(pieces, "if");
+                expression(random, 2, pieces);
+                put(pieces, "then");
+                statement(random, depth - 1, pieces);
+                if random.int_in(0, 1) == 0 {
+                    put(pieces, "else");
+                    statement(random, depth - 1, pieces);
+                }
+            }
+            2 => {
+                put(pieces, "while");
+                expression(random, 2, pieces);
+                put(pieces, "do");
+                statement(random, depth - 1, pieces);
+            }
+            3 => {
+                put(pieces, "for i := 1 to");
+                expression(random, 1, pieces);
+                put(pieces, "do");
+                statement(random, depth - 1, pieces);
+            }
+            4 | 5 => {
+                let (open, close) = [("begin", "end"), ("repeat", "until x"), ("tape", "end")]
+                    [random.int_in(0, 2) as usize];
+                put(pieces, open);
+                statement(random, depth - 1, pieces);
+                put(pieces, ";");
+                statement(random, depth - 1, pieces);
+                put(pieces, close);
+            }
+            6 | 7 => {
+                put(
+                    pieces,
+                    [
+                        "procedure P ( a : Real ; var b , c : Matrix ) ;",
+                        "function F ( a ) : Real ; var i : Integer ; var j : Real ; k : Real ;",
+                        "procedure Q ;",
+                    ][random.int_in(0, 2) as usize],
+                );
+                put(pieces, "begin");
+                statement(random, depth - 1, pieces);
+                put(pieces, "end");
+            }
+            8 => {
+                put(pieces, "WriteLn (");
+                expression(random, 2, pieces);
+                put(pieces, ", 'a ( [ { (*' )");
+            }
+            _ => put(pieces, "var v , w : Real"),
+        }
+    }
+
+    fn expression(random: &mut Random, depth: usize, pieces: &mut Vec<String>) {
+        let choice = if depth == 0 { 0 } else { random.int_in(0, 5) };
+        match choice {
+            0 => put(
+                pieces,
+                ["1", "x", "true", "'s'"][random.int_in(0, 3) as usize],
+            ),
+            1 => {
+                put(pieces, "(");
+                expression(random, depth - 1, pieces);
+                put(pieces, "+");
+                expression(random, depth - 1, pieces);
+                put(pieces, ")");
+            }
+            2 => {
+                put(pieces, "[ [");
+                expression(random, depth - 1, pieces);
+                put(pieces, ", 2 ] , [ 3 ,");
+                expression(random, depth - 1, pieces);
+                put(pieces, "] ]");
+            }
+            3 => {
+                put(pieces, "F (");
+                expression(random, depth - 1, pieces);
+                put(pieces, ")");
+            }
+            4 => {
+                expression(random, depth - 1, pieces);
+                put(pieces, "and");
+                expression(random, depth - 1, pieces);
+            }
+            _ => {
+                put(pieces, "m [");
+                expression(random, depth - 1, pieces);
+                put(pieces, ", 1 ]");
+            }
+        }
+    }
+
+    /// Made-up entries, each broken into lines at random between its
+    /// pieces, with comments (some over several lines) between them: most
+    /// are programs, whose every line may be the last.
+    fn entries(count: i64) -> Vec<Vec<String>> {
+        let mut random = Random::default();
+        random.seed(11);
+        (0..count)
+            .map(|_| {
+                let mut pieces = Vec::new();
+                for _ in 0..random.int_in(1, 3) {
+                    statement(&mut random, 3, &mut pieces);
+                    if random.int_in(0, 3) > 0 {
+                        pieces.push(";".to_string());
+                    }
+                }
+                if random.int_in(0, 9) == 0 {
+                    // Broken: pieces in a random order.
+                    for i in (1..pieces.len()).rev() {
+                        pieces.swap(i, random.int_in(0, i as i64) as usize);
+                    }
+                }
+                let mut lines = vec![String::new()];
+                for piece in pieces {
+                    let line = lines.last_mut().expect("a line");
+                    line.push_str(&piece);
+                    line.push(' ');
+                    match random.int_in(0, 19) {
+                        0..=5 => lines.push(String::new()),
+                        6 => line.push_str("{ ) ] } "),
+                        7 => {
+                            line.push_str("(* ( [");
+                            lines.push("  end *)".to_string());
+                        }
+                        8 => {
+                            line.push_str("// ( [");
+                            lines.push(String::new());
+                        }
+                        9 => lines.push(String::new()),
+                        _ => {}
+                    }
+                }
+                lines
+            })
+            .collect()
+    }
+
+    /// `cannot_end` holds only where no parse could end the entry, and
+    /// an entry past the parses it is given at once still ends at the
+    /// line where a parse after every line ends it.
+    #[test]
+    fn an_entry_is_never_held_past_its_last_line() {
+        let mut ended = 0;
+        let mut held = 0;
+        for lines in entries(600) {
+            let mut fresh = Pending::default();
+            let mut long = Pending {
+                parsed: PARSED_AT_ONCE,
+                ..Pending::default()
+            };
+            for line in lines {
+                fresh.push_line(&line);
+                long.push_line(&line);
+                let text = fresh.text.clone();
+                let complete = ends(&text);
+                let (fresh_goes_on, long_goes_on) = (fresh.goes_on(), long.goes_on());
+                if fresh.cannot_end() || fresh.comment.is_some() {
+                    held += 1;
+                    assert!(!complete, "held, but complete: {text:?}");
+                }
+                if complete {
+                    ended += 1;
+                    assert!(!fresh_goes_on && !long_goes_on, "not ended: {text:?}");
+                }
+                if !long_goes_on {
+                    assert!(!fresh_goes_on, "ended only when long: {text:?}");
+                }
+            }
+        }
+        // The entries reach both cases often.
+        assert!(ended > 500 && held > 2_000, "{ended} ended, {held} held");
+    }
+
+    thread_local! {
+        static SHOWN: SharedBuffer = SharedBuffer::default();
+    }
+
+    fn shown() -> Box<dyn Write> {
+        Box::new(SHOWN.with(|b| b.clone()))
+    }
+
+    /// Types `lines` into a new session one by one, on a big stack: after
+    /// each, whether the entry still waits and what the session showed.
+    fn typed(lines: Vec<String>) -> Vec<(bool, String)> {
+        crate::with_big_stack(move || {
+            SHOWN.with(|b| b.take());
+            let mut repl = Repl::new(shown, shown(), false);
+            lines
+                .iter()
+                .map(|line| {
+                    repl.line(line);
+                    (repl.entry_pending(), SHOWN.with(|b| b.take()))
+                })
+                .collect()
+        })
+    }
+
+    /// Long entries of each shape that stays open over many lines.
+    fn long_entries(n: usize) -> Vec<(&'static str, Vec<String>, &'static str)> {
+        let lines = |first: &str, each: &dyn Fn(usize) -> String, last: &str| {
+            let mut all = vec![first.to_string()];
+            all.extend((0..n).map(each));
+            all.push(last.to_string());
+            all
+        };
+        vec![
+            (
+                "parameters",
+                lines(
+                    "procedure P(",
+                    &|i| format!("  a{i}: Real;"),
+                    "  z: Real); begin end;",
+                ),
+                "procedure P defined",
+            ),
+            (
+                "var sections",
+                lines(
+                    "procedure Q;",
+                    &|i| format!("var a{i}: Real;"),
+                    "begin end;",
+                ),
+                "procedure Q defined",
+            ),
+            (
+                "one var section",
+                lines(
+                    "function F: Real; var z: Real;",
+                    &|i| format!("  a{i}: Real;"),
+                    "begin Result := 1 end;",
+                ),
+                "function F defined",
+            ),
+            (
+                "rows",
+                lines("m := [[0]", &|i| format!("  , [{i}]"), "];"),
+                "×1\n",
+            ),
+            (
+                "an else-if chain",
+                lines(
+                    "if 1 > 2 then WriteLn(0)",
+                    &|i| format!("else if {i} > {n} then WriteLn({i})"),
+                    "else WriteLn('last')",
+                ),
+                "last",
+            ),
+            (
+                "a loop's condition",
+                lines(
+                    "while (1 > 2)",
+                    &|i| format!("  and ({i} > 0)"),
+                    "do WriteLn('never'); WriteLn('done');",
+                ),
+                "done",
+            ),
+        ]
+    }
+
+    /// Each long entry ends at its last line: its output comes then,
+    /// not after one more line; and the notebook's rule says the same.
+    #[test]
+    fn a_long_entry_ends_at_its_last_line() {
+        for (shape, lines, output) in long_entries(2_000) {
+            let after = typed(lines.clone());
+            let (last, before) = after.split_last().expect("lines");
+            assert!(
+                before
+                    .iter()
+                    .all(|(waits, shown)| *waits && shown.is_empty()),
+                "{shape}: ended early"
+            );
+            assert!(!last.0, "{shape}: still waits after its last line");
+            assert!(last.1.contains(output), "{shape}: {}", last.1);
+            let repl = Repl::new(
+                || Box::new(std::io::sink()),
+                Box::new(std::io::sink()),
+                false,
+            );
+            let whole = lines.join("\n");
+            assert_eq!(repl.completeness(&whole), Completeness::Complete, "{shape}");
+            let open = lines[..lines.len() - 1].join("\n");
+            assert_eq!(
+                repl.completeness(&open),
+                Completeness::Incomplete,
+                "{shape}"
+            );
+        }
+    }
+
+    /// A mistake early in a short entry is told at the line it is on,
+    /// though the entry could not have ended there.
+    #[test]
+    fn a_mistake_in_a_short_entry_is_told_at_once() {
+        for lines in [
+            ["procedure P(a: Real;", "  b Real;"],
+            ["procedure P;", "var a Real;"],
+            ["x := [1,", "  2 3"],
+            ["if x = 1", "  and y z"],
+        ] {
+            let after = typed(lines.iter().map(|l| l.to_string()).collect());
+            assert!(after[0].0 && after[0].1.is_empty(), "{lines:?}: {after:?}");
+            assert!(!after[1].0, "{lines:?}: still waits");
+            assert!(after[1].1.contains("Error"), "{lines:?}: {}", after[1].1);
+        }
+    }
+
+    /// In a long entry, a mistake in what cannot end yet is told when
+    /// the entry can end, as one inside an open block is: a mistake in a
+    /// routine's header at the routine's end.
+    #[test]
+    fn a_mistake_in_a_long_entry_is_told_when_the_entry_can_end() {
+        let mut lines = vec!["procedure P(".to_string()];
+        lines.extend((0..2_000).map(|i| format!("  a{i}: Real;")));
+        lines.push("  b Real;".to_string());
+        lines.push("  z: Real); begin end;".to_string());
+        let after = typed(lines);
+        let (last, before) = after.split_last().expect("lines");
+        assert!(
+            before
+                .iter()
+                .all(|(waits, shown)| *waits && shown.is_empty())
+        );
+        assert!(!last.0, "still waits");
+        assert!(last.1.contains("Error"), "{}", last.1);
+    }
 }
