@@ -3,7 +3,8 @@
 //! each level; recovery re-read what every open block held); here each is
 //! checked, run, and typed into a prompt session under a watchdog, and must
 //! end with a diagnostic. So must every shape of unclosed or mismatched
-//! bracket and block, 256 deep, and a 64 KiB file of random tokens.
+//! bracket and block, 256 deep, and a 64 KiB file of random tokens; and
+//! an entry of 10,000 lines at the prompt must end at its last line.
 
 use std::path::PathBuf;
 
@@ -336,6 +337,125 @@ fn a_tape_whose_arrows_pass_every_row_is_refused_at_once_for_every_picture() {
         assert!(
             dot.contains(&format!("  n0 -> n{k};\n")),
             "record {k} takes x"
+        );
+    }
+}
+
+/// `tapec repl` given `input` on a pipe, under the watchdog: its stdout
+/// and stderr.
+fn piped_in_time(name: &str, input: String) -> (String, String) {
+    within_watchdog(&format!("the piped prompt session of {name}"), move || {
+        use std::io::Write;
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .args(["repl", "--color", "never"])
+            .env("HOME", std::env::temp_dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tapec repl");
+        let mut stdin = child.stdin.take().expect("stdin");
+        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+        let output = child.wait_with_output().expect("tapec ends");
+        writer.join().expect("the writer").expect("write the input");
+        (
+            String::from_utf8_lossy(&output.stdout).into_owned(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    })
+}
+
+/// Entries of 10,000 lines, each of a shape that stays open over many
+/// lines: piped into the prompt, each runs in time, and the notebook's
+/// rule, which is the prompt's, finds each complete at its last line.
+/// Parsing the whole entry again after each line took minutes.
+#[test]
+fn long_entries_at_the_prompt_end_in_time() {
+    let n = 10_000;
+    let lines = |first: &str, each: fn(usize) -> String, last: &str| {
+        let middle: String = (0..n).map(|i| each(i) + "\n").collect();
+        format!("{first}\n{middle}{last}\n")
+    };
+    let shapes = [
+        (
+            "parameters",
+            lines(
+                "procedure P(",
+                |i| format!("  a{i}: Real;"),
+                "  z: Real); begin end;",
+            ),
+            "procedure P defined",
+        ),
+        (
+            "var sections",
+            lines("procedure Q;", |i| format!("var a{i}: Real;"), "begin end;"),
+            "procedure Q defined",
+        ),
+        (
+            "rows",
+            lines("m := [[0]", |i| format!("  , [{i}]"), "];"),
+            "m : 10001×1",
+        ),
+        (
+            "arguments",
+            lines("WriteLn('sum'", |_| "  , ''".to_string(), ");"),
+            "sum",
+        ),
+        (
+            "an else-if chain",
+            lines(
+                "if 1 > 2 then WriteLn(0)",
+                |i| format!("else if {i} < 0 then WriteLn({i})"),
+                "else WriteLn('last')",
+            ),
+            "last",
+        ),
+        (
+            "a loop's condition",
+            lines(
+                "while (1 > 2)",
+                |i| format!("  and ({i} > 0)"),
+                "do WriteLn('never'); WriteLn('done');",
+            ),
+            "done",
+        ),
+        (
+            "blank lines after an if",
+            lines(
+                "if 1 > 2 then WriteLn(0)",
+                |_| String::new(),
+                "else WriteLn('else');",
+            ),
+            "else",
+        ),
+        (
+            "a comment",
+            lines(
+                "{ a comment",
+                |i| format!("  line {i}"),
+                "} WriteLn('after');",
+            ),
+            "after",
+        ),
+    ];
+    for (name, input, shown) in shapes {
+        let asked = input.clone();
+        let complete = within_watchdog(&format!("the notebook's rule on {name}"), move || {
+            let repl = tapec::repl::Repl::new(
+                || Box::new(std::io::sink()),
+                Box::new(std::io::sink()),
+                false,
+            );
+            repl.completeness(&asked)
+        });
+        assert_eq!(complete, tapec::repl::Completeness::Complete, "{name}");
+        let (out, err) = piped_in_time(name, input);
+        assert_eq!(err, "", "{name}");
+        assert!(
+            out.contains(shown),
+            "{name}: {}",
+            out.chars().take(500).collect::<String>()
         );
     }
 }
