@@ -225,6 +225,12 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     assert!(misspelled.contains("3000 errors"), "{}", &misspelled[..500]);
     let broken = checked_in_time("forty thousand parse errors", "x:=;\n".repeat(40_000));
     assert!(broken.contains("40000 errors"), "{}", &broken[..500]);
+    let parameters: Vec<String> = (0..300_000).map(|k| format!("a{k}: Real")).collect();
+    let long_header = checked_in_time(
+        "a routine of three hundred thousand parameters",
+        format!("procedure P({});\nbegin\nend;\n", parameters.join("; ")),
+    );
+    assert!(long_header.contains("no errors"), "{long_header}");
 }
 
 /// `tapec export` of a program of 150,000 statements, each with its line

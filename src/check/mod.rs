@@ -495,12 +495,11 @@ impl<'a> Checker<'a> {
         );
         r.params
             .iter()
-            .map(|p| &p.name)
-            .chain(r.locals.iter().map(|d| &d.name))
-            .for_each(|name| {
+            .map(|p| (&p.name, "parameter"))
+            .chain(r.locals.iter().map(|d| (&d.name, "variable")))
+            .for_each(|(name, kind)| {
                 self.not_a_routine(name);
-                let parameter = r.params.iter().any(|p| std::ptr::eq(&p.name, name));
-                self.not_a_builtin(name, if parameter { "parameter" } else { "variable" });
+                self.not_a_builtin(name, kind);
                 if r.is_function && &*name.text == "Result" {
                     self.error(
                         Diagnostic::new(
