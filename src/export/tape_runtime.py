@@ -687,10 +687,27 @@ def _arith(a, b):
     return _is_tensor(a) or _is_tensor(b)
 
 
+def _nan_at(shape, k):
+    """Where the element `k` (counted from 0, row by row) of a value of
+    `shape` is, as tapec names a NaN's place: ` at row 1, column 2`, and
+    nothing for a number or a 1×1 matrix."""
+    if len(shape) < 2 or tuple(shape) == (1, 1):
+        return ""
+    return f" at row {k // shape[1] + 1}, column {k % shape[1] + 1}"
+
+
+def _nan_made(t, where, what):
+    """`what` made a NaN in the tensor `t`: tapec's error, naming the first
+    NaN's place."""
+    import torch
+    first = int(torch.isnan(t.detach()).reshape(-1).nonzero()[0])
+    return TapeError(where, f"{what} made a NaN (not a number){_nan_at(t.shape, first)}")
+
+
 def _checked(t, where, what):
     import torch
     if bool(torch.isnan(t).any()):
-        raise TapeError(where, f"{what} made a NaN (not a number)")
+        raise _nan_made(t, where, what)
     return t
 
 
@@ -783,9 +800,9 @@ def _compare(a, b, where, symbol):
         return _int(a), _int(b)
     if _number(a) and _number(b):
         return float(_value(a)), float(_value(b))  # a Real on a tape compares by its value
-    if type(a) is type(b) and type(a) in (str, bool):
+    if type(a) is type(b) and (type(a) is str or (type(a) is bool and not ordered)):
         return a, b
-    raise TapeError(where, f"cannot compare {_kind(a)} with {_kind(b)} by `{symbol}`")
+    raise TapeError(where, f"cannot compare {_kind(a)} and {_kind(b)}")
 
 
 def _same_matrix(a, b):
@@ -797,34 +814,34 @@ def _same_matrix(a, b):
 def eq(a, b, where=None):
     if _is_matrix(a) and _is_matrix(b):
         return _same_matrix(a, b)
-    a, b = _compare(a, b, where, "=")
+    a, b = _compare(a, b, where, False)
     return a == b
 
 
 def ne(a, b, where=None):
     if _is_matrix(a) and _is_matrix(b):
         return not _same_matrix(a, b)
-    a, b = _compare(a, b, where, "<>")
+    a, b = _compare(a, b, where, False)
     return a != b
 
 
 def lt(a, b, where=None):
-    a, b = _compare(a, b, where, "<")
+    a, b = _compare(a, b, where, True)
     return a < b
 
 
 def le(a, b, where=None):
-    a, b = _compare(a, b, where, "<=")
+    a, b = _compare(a, b, where, True)
     return a <= b
 
 
 def gt(a, b, where=None):
-    a, b = _compare(a, b, where, ">")
+    a, b = _compare(a, b, where, True)
     return a > b
 
 
 def ge(a, b, where=None):
-    a, b = _compare(a, b, where, ">=")
+    a, b = _compare(a, b, where, True)
     return a >= b
 
 
@@ -856,9 +873,10 @@ class _Unset:
 UNSET = _Unset()
 
 
-# The builtins with Integer parameters: how many parameters each has, and
-# what it takes, as tapec's message about a wrong argument says them
-# (`takes` in src/declarations.rs, which a test there keeps the same).
+# The builtins whose arguments the runtime checks: how many arguments each
+# must be given, and what it takes, as tapec's message about a wrong
+# argument says them (`takes` in src/declarations.rs, which a test there
+# keeps the same).
 _TAKES = {
     "Seed": (1, "an Integer"),
     "RandInt": (2, "two Integers, the lowest and the highest"),
@@ -875,6 +893,48 @@ _TAKES = {
     "Fill": (3, "a number of rows, a number of columns and a value"),
     "Eye": (1, "a size"),
     "CausalMask": (1, "a size"),
+    "Transpose": (1, "a matrix"),
+    "Sum": (1, "a matrix"),
+    "Mean": (1, "a matrix"),
+    "RowSum": (1, "a matrix"),
+    "RowMean": (1, "a matrix"),
+    "ColSum": (1, "a matrix"),
+    "RowSoftmax": (1, "a matrix"),
+    "LayerNorm": (1, "a matrix"),
+    "Rows": (1, "a matrix"),
+    "Cols": (1, "a matrix"),
+    "Show": (1, "a matrix"),
+    "Tanh": (1, "a number or a matrix"),
+    "Exp": (1, "a number or a matrix"),
+    "Log": (1, "a number or a matrix"),
+    "Sqrt": (1, "a number or a matrix"),
+    "ReLU": (1, "a number or a matrix"),
+    "Sigmoid": (1, "a number or a matrix"),
+    "Abs": (1, "a number or a matrix"),
+    "Sqr": (1, "a number or a matrix"),
+    "Hadamard": (2, "two matrices (or numbers) of shapes that broadcast"),
+    "Power": (2, "a number or a matrix, and a number"),
+    "Embed": (2, "a table (matrix) and a 1×T row of row numbers"),
+    "CrossEntropy": (2, "a T×V matrix of logits and a 1×T row of column numbers"),
+    "HStack": (2, "two matrices with the same number of rows"),
+    "VStack": (2, "two matrices with the same number of columns"),
+    "Sample": (1, "a 1×n row of weights"),
+    "Argmax": (1, "a 1×n row"),
+    "Round": (1, "a number"),
+    "Trunc": (1, "a number"),
+    "Min": (2, "two numbers"),
+    "Max": (2, "two numbers"),
+    "Length": (1, "a String"),
+    "Vocab": (1, "a String"),
+    "StrToInt": (1, "a String"),
+    "StrToFloat": (1, "a String"),
+    "Encode": (2, "a String and a vocabulary String"),
+    "Decode": (2, "a 1×N row of ids and a vocabulary String"),
+    "ReadText": (1, "a file path"),
+    "Load": (1, "a file path"),
+    "Save": (2, "a matrix and a file path"),
+    "Plot": (1, "a matrix, and optionally a file path and a title"),
+    "Nudge": (2, "a variable and a rate"),
 }
 
 
@@ -895,10 +955,44 @@ def _arg_error(v, name, position, where=None):
     return TapeError(where, f"{name} takes {takes}, but {which} is {_kind(v)}")
 
 
-def _whole(x, where, name):
-    if not -9.223372036854776e18 <= x < 9.223372036854776e18:
-        raise TapeError(where, f"{name} of {real(x)} does not fit in an Integer")
-    return int(x)
+def _str_arg(v, name, position, where=None):
+    """Argument `position` of the builtin `name`, which must be a String."""
+    if type(v) is not str:
+        raise _arg_error(v, name, position, where)
+    return v
+
+
+def _number_arg(v, name, position, where=None):
+    """Argument `position` of the builtin `name`, which must be a number:
+    its value (see `_value`)."""
+    if not _number(v):
+        raise _arg_error(v, name, position, where)
+    return _value(v)
+
+
+def _sci(x):
+    """`x` in Rust's `{:e}` form: the shortest digits that read back to
+    it, as `1e300`, `-2.5e17`, `inf`, `NaN`."""
+    if x != x:
+        return "NaN"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "-0e0" if math.copysign(1.0, x) < 0 else "0e0"
+    from decimal import Decimal
+    sign, digits, exponent = Decimal(repr(x)).normalize().as_tuple()
+    digits = "".join(map(str, digits))
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return ("-" if sign else "") + mantissa + "e" + str(exponent + len(digits) - 1)
+
+
+def _whole(r, x, where, name):
+    """`r`, what `Round` or `Trunc` made of `x`, as an Integer: one too
+    large is tapec's error, which shows `x` (large in short form)."""
+    if not -9.223372036854776e18 <= r < 9.223372036854776e18:
+        shown = real(x) if abs(x) < 1e16 else _sci(x)
+        raise TapeError(where, f"{name}({shown}) does not fit in an Integer")
+    return int(r)
 
 
 def _round_half_away(x):
@@ -912,35 +1006,35 @@ def _round_half_away(x):
 
 def round_(x, where=None):
     """`Round`: to the nearest whole number, halves away from zero."""
-    x = _value(x)
+    x = _number_arg(x, "Round", 1, where)
     if type(x) is int:
         return _held(x)
-    return _held(_whole(_round_half_away(x) if math.isfinite(x) else x, where, "Round"))
+    return _held(_whole(_round_half_away(x) if math.isfinite(x) else x, x, where, "Round"))
 
 
 def trunc(x, where=None):
-    x = _value(x)
+    x = _number_arg(x, "Trunc", 1, where)
     if type(x) is int:
         return _held(x)
-    return _held(_whole(float(math.trunc(x)) if math.isfinite(x) else x, where, "Trunc"))
+    return _held(_whole(float(math.trunc(x)) if math.isfinite(x) else x, x, where, "Trunc"))
 
 
 def min_(a, b, where=None):
-    a, b = _value(a), _value(b)
+    a, b = _number_arg(a, "Min", 1, where), _number_arg(b, "Min", 2, where)
     if type(a) is int and type(b) is int:
         return _held(min(a, b))
     return _held(float(b) if float(b) < float(a) else float(a))
 
 
 def max_(a, b, where=None):
-    a, b = _value(a), _value(b)
+    a, b = _number_arg(a, "Max", 1, where), _number_arg(b, "Max", 2, where)
     if type(a) is int and type(b) is int:
         return _held(max(a, b))
     return _held(float(b) if float(b) > float(a) else float(a))
 
 
 def length(s, where=None):
-    return len(s)
+    return len(_str_arg(s, "Length", 1, where))
 
 
 def seed(n, where=None):
@@ -961,29 +1055,51 @@ def param_count(where=None):
 def param_str(i, where=None):
     i = _int_arg(i, "ParamStr", 1, where)
     if not 0 <= i < len(sys.argv):
-        raise TapeError(where, f"ParamStr({i}): there is no argument {i}")
+        raise TapeError(where, f"there is no argument {i}: ParamCount is {len(sys.argv) - 1}")
     return sys.argv[i]
 
 
+def _literal(text):
+    """A String as the program would write it, in single quotes (`''` for
+    a quote, a control character escaped as Rust escapes it), its first 40
+    characters only and then its length when it is longer: as tapec shows
+    a String in a message."""
+    def shown(part):
+        out = []
+        for c in part:
+            if c == "'":
+                out.append("''")
+            elif ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F:
+                out.append({"\t": "\\t", "\r": "\\r", "\n": "\\n", "\0": "\\0"}.get(c, "\\u{%x}" % ord(c)))
+            else:
+                out.append(c)
+        return "'" + "".join(out) + "'"
+    if len(text) <= 40:
+        return shown(text)
+    return f"{shown(text[:40])}... (of {len(text)} characters)"
+
+
 def str_to_int(text, where=None):
+    text = _str_arg(text, "StrToInt", 1, where)
     digits = text[1:] if text[:1] in ("-", "+") else text
     if digits and all("0" <= c <= "9" for c in digits):
         n = int(text)
         if -(1 << 63) <= n < (1 << 63):
             return n
-    raise TapeError(where, f"`{text}` is not an Integer")
+        raise TapeError(where, f"StrToInt: {_literal(text)} is too large for an Integer")
+    raise TapeError(where, f"StrToInt: {_literal(text)} is not an Integer")
 
 
 def str_to_float(text, where=None):
-    x = _real_number(text)
+    x = _real_number(_str_arg(text, "StrToFloat", 1, where))
     if x is None or math.isnan(x):
-        raise TapeError(where, f"`{text}` is not a number")
+        raise TapeError(where, f"StrToFloat: {_literal(text)} is not a number")
     return x
 
 
 def abs_(x, where=None):
     if type(x) is int:
-        return _fits(abs(x), where, f"Abs({x})")
+        return _fits(abs(x), where, "Abs of the smallest Integer")
     return abs(x)
 
 
@@ -1010,7 +1126,7 @@ def log_(x, where=None):
 
 def sqr(x, where=None):
     if type(x) is int:
-        return int_mul(x, x, where)
+        return _fits(x * x, where, f"Sqr({x})")
     return _real(x * x, where, "Sqr")
 
 
@@ -1398,9 +1514,10 @@ def _index(n, count, what, where=None):
     return n - 1
 
 
-def _matrix_arg(m, where, name):
+def _matrix_arg(m, where, name, position=1):
+    """Argument `position` of the builtin `name`, which must be a matrix."""
     if not _is_matrix(m):
-        raise TapeError(where, f"{name} takes a matrix, not {_kind(m)}")
+        raise _arg_error(m, name, position, where)
     return m
 
 
@@ -1518,12 +1635,16 @@ def col_sum(m, where=None):
 def row_softmax(m, where=None):
     torch = _torch()
     m = _matrix_arg(m, where, "RowSoftmax")
-    if bool(torch.isneginf(m).all(dim=1).any()):
-        raise TapeError(where, "RowSoftmax of a row that is all -inf")
+    dead = torch.isneginf(m).all(dim=1)
+    if bool(dead.any()):
+        raise TapeError(where, f"row {int(dead.nonzero()[0]) + 1} of RowSoftmax's input is all -Inf")
     return _checked(torch.softmax(m, dim=1), where, "RowSoftmax")
 
 
 def hadamard(a, b, where=None):
+    for k, v in enumerate((a, b)):
+        if not (_number(v) or _is_matrix(v)):
+            raise _arg_error(v, "Hadamard", k + 1, where)
     return _elementwise(a, b, where, "multiply elementwise", lambda x, y: x * y, "Hadamard")
 
 
@@ -1531,6 +1652,8 @@ def _unary(name, on_tensor, on_number, keeps_integers=False):
     """A recorded function of a number or a matrix; with `keeps_integers`
     (Abs, Sqr) an Integer's result is an Integer, recorded if it was."""
     def f(x, where=None):
+        if not (_number(x) or _is_matrix(x)):
+            raise _arg_error(x, name, 1, where)
         if _is_tensor(x):
             t = _checked(on_tensor(x), where, name)
             if keeps_integers and _integer(x):
@@ -1631,19 +1754,25 @@ def show_(m, where=None):
 
 
 
-def _row_values(m, where, name):
-    m = _matrix_arg(m, where, name)
+def _row_values(m, where, name, position=1):
+    """Argument `position` of the builtin `name`, a 1×n row: its values."""
+    m = _matrix_arg(m, where, name, position)
     if m.shape[0] != 1:
-        raise TapeError(where, f"{name} takes a 1×n row, not a %d×%d matrix" % tuple(m.shape))
+        raise TapeError(where, f"{name} takes a 1×n row, but this is a %d×%d" % tuple(m.shape))
     return [float(x) for x in m.detach()[0].tolist()]
 
 
-def _ids(m, limit, where, name, what):
-    """A 1×n row of 1-based numbers up to `limit`, 0-based."""
+def _ids(m, limit, where, name, position, what, of):
+    """Argument `position` of `name`, a 1×n row of whole numbers from 1 to
+    `limit` (each a `what` of the `of`), made 0-based."""
     out = []
-    for k, x in enumerate(_row_values(m, where, name)):
-        if x != math.floor(x) or not 1 <= x <= limit:
-            raise TapeError(where, f"{name}: {what} {real(x)} in column {k + 1} is not between 1 and {limit}")
+    for k, x in enumerate(_row_values(m, where, name, position)):
+        if not math.isfinite(x) or x != math.floor(x):
+            raise TapeError(where, f"{name}: element {k + 1} is {real(x)}, not a whole {what} number")
+        if not 1 <= x <= limit:
+            have = "have" if of.endswith("s") else "has"
+            whats = what if limit == 1 else what + "s"
+            raise TapeError(where, f"{name}: element {k + 1} is {real(x, 0)}, but the {of} {have} {limit} {whats}")
         out.append(int(x) - 1)
     return out
 
@@ -1655,7 +1784,9 @@ def power(a, p, where=None):
         # it: no blame reaches it.
         p = float(p.detach())
     if not _number(p) or _is_tensor(p):
-        raise TapeError(where, f"Power's exponent is a number, not {_kind(p)}")
+        raise _arg_error(p, "Power", 2, where)
+    if not (_number(a) or _is_matrix(a)):
+        raise _arg_error(a, "Power", 1, where)
     # A negative base to a finite power that is not whole is a NaN (an
     # error), -inf included, where pow gives an infinity or 0.
     whole = not math.isfinite(float(p)) or float(p) == math.floor(float(p))
@@ -1688,16 +1819,17 @@ def layer_norm(m, where=None):
 
 def embed(table, ids, where=None):
     table = _matrix_arg(table, where, "Embed")
-    rows = _ids(ids, table.shape[0], where, "Embed", "row number")
+    rows = _ids(ids, table.shape[0], where, "Embed", 2, "row", "table")
     return table[_torch().tensor(rows, device=table.device)]
 
 
 def cross_entropy(logits, targets, where=None):
     torch = _torch()
     logits = _matrix_arg(logits, where, "CrossEntropy")
-    picked = _ids(targets, logits.shape[1], where, "CrossEntropy", "target")
+    picked = _ids(targets, logits.shape[1], where, "CrossEntropy", 2, "column", "logits")
     if len(picked) != logits.shape[0]:
-        raise TapeError(where, f"CrossEntropy: {_counted(logits.shape[0], 'row')} of logits but {_counted(len(picked), 'target')}")
+        raise TapeError(where, "CrossEntropy needs one target per row of logits, but the logits "
+                        "are a %d×%d and the targets a 1×%d" % (tuple(logits.shape) + (len(picked),)))
     index = torch.tensor(picked, device=_made_as()["device"])
     if bool(torch.isposinf(logits).any()):
         # tapec takes each row's largest logit from the row: inf - inf.
@@ -1729,18 +1861,23 @@ def col_range(m, first, count, where=None):
     return m[:, a:b]
 
 
+def _stacked(a, b, where, name, dim):
+    """`HStack(a, b)` (`dim` 1) or `VStack(a, b)` (`dim` 0)."""
+    a, b = _matrix_arg(a, where, name, 1), _matrix_arg(b, where, name, 2)
+    same = 1 - dim
+    if a.shape[same] != b.shape[same]:
+        what = "rows" if dim == 1 else "columns"
+        raise TapeError(where, f"{name} needs both sides to have the same number of {what}, "
+                        "but got a %d×%d and a %d×%d" % (tuple(a.shape) + tuple(b.shape)))
+    return _torch().cat([a, b], dim=dim)
+
+
 def hstack(a, b, where=None):
-    a, b = _matrix_arg(a, where, "HStack"), _matrix_arg(b, where, "HStack")
-    if a.shape[0] != b.shape[0]:
-        raise TapeError(where, "HStack of a %d×%d and a %d×%d: the rows differ" % (tuple(a.shape) + tuple(b.shape)))
-    return _torch().cat([a, b], dim=1)
+    return _stacked(a, b, where, "HStack", 1)
 
 
 def vstack(a, b, where=None):
-    a, b = _matrix_arg(a, where, "VStack"), _matrix_arg(b, where, "VStack")
-    if a.shape[1] != b.shape[1]:
-        raise TapeError(where, "VStack of a %d×%d and a %d×%d: the columns differ" % (tuple(a.shape) + tuple(b.shape)))
-    return _torch().cat([a, b], dim=0)
+    return _stacked(a, b, where, "VStack", 0)
 
 
 def sample(p, where=None):
@@ -1768,23 +1905,26 @@ def argmax(a, where=None):
 
 
 def vocab(text, where=None):
-    return "".join(sorted(set(text)))
+    return "".join(sorted(set(_str_arg(text, "Vocab", 1, where))))
 
 
 def encode(text, vocabulary, where=None):
+    text = _str_arg(text, "Encode", 1, where)
+    vocabulary = _str_arg(vocabulary, "Encode", 2, where)
     if not text:
         raise TapeError(where, "Encode of an empty string: there are no empty matrices")
     position = {c: k + 1 for k, c in reversed(list(enumerate(vocabulary)))}
     ids = []
     for c in text:
         if c not in position:
-            raise TapeError(where, f"Encode: `{c}` is not in the vocabulary")
+            raise TapeError(where, f"the character {_literal(c)} is not in the vocabulary")
         ids.append(float(position[c]))
     return _torch().tensor([ids], **_made_as())
 
 
 def decode(ids, vocabulary, where=None):
-    return "".join(vocabulary[k] for k in _ids(ids, len(vocabulary), where, "Decode", "id"))
+    vocabulary = _str_arg(vocabulary, "Decode", 2, where)
+    return "".join(vocabulary[k] for k in _ids(ids, len(vocabulary), where, "Decode", 1, "character", "vocabulary"))
 
 
 def _path(path):
@@ -1796,25 +1936,47 @@ def _path(path):
 
 
 def _io_reason(e):
-    """Why a file could not be read, in tapec's words."""
+    """Why a file could not be read, in tapec's words (the system's own,
+    as Rust says them, for the rarer reasons)."""
     if isinstance(e, FileNotFoundError):
         return "no such file"
     if isinstance(e, PermissionError):
         return "permission denied"
     if isinstance(e, IsADirectoryError):
         return "it is a folder, not a file"
-    return e.strerror.lower() if e.strerror else str(e)
+    return f"{e.strerror} (os error {e.errno})" if e.strerror else str(e)
 
 
-def read_text(path, where=None):
+def _io_write_reason(e, path):
+    """Why the file `path` could not be written, in tapec's words: a file
+    not found is said of its folder when that is missing."""
+    if path.endswith("/"):
+        return "it is a folder, not a file" if os.path.isdir(path) else \
+            "a name ending in `/` is a folder's, not a file's"
+    if isinstance(e, NotADirectoryError):
+        return "a part of its folder's path is a file, not a folder"
+    if isinstance(e, FileNotFoundError):
+        folder = os.path.dirname(path) or "."
+        return "no file can be made there" if os.path.isdir(folder) else "its folder does not exist"
+    return _io_reason(e)
+
+
+def _read_bytes(path, where):
+    """The bytes of the file at `path` (as the program names it)."""
     try:
-        # newline="": the text as it is in the file, \r\n and \r kept.
-        with open(_path(path), encoding="utf-8", newline="") as f:
+        with open(_path(path), "rb") as f:
             return f.read()
     except OSError as e:
         raise TapeError(where, f"cannot read `{path}`: {_io_reason(e)}")
-    except UnicodeDecodeError:
-        raise TapeError(where, f"cannot read `{path}`: it is not UTF-8 text")
+
+
+def read_text(path, where=None):
+    data = _read_bytes(_str_arg(path, "ReadText", 1, where), where)
+    try:
+        # The text as it is in the file, \r\n and \r kept.
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TapeError(where, f"`{path}` is not UTF-8 text (a bad byte at offset {e.start})")
 
 
 def _shortest(x):
@@ -1834,10 +1996,12 @@ _program_file = [None]
 
 
 def save(m, path, where=None):
-    m = _matrix_arg(m, where, "Save")
-    if type(path) is not str:
-        raise TapeError(where, f"Save takes a matrix and a file path, but argument 2 is {_kind(path)}")
+    m = _matrix_arg(m, where, "Save", 1)
+    path = _str_arg(path, "Save", 2, where)
     program, target = _program_file[0], _path(path)
+    if not path or os.path.isdir(target):
+        what = "the path is empty" if not path else f"`{path}` is a folder"
+        raise TapeError(where, f"Save needs a file's name, but {what}")
     if program and os.path.exists(program) and os.path.exists(target) and os.path.samefile(target, program):
         raise TapeError(where, f"Save would write over the program itself, `{path}`")
     if os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target):
@@ -1847,7 +2011,7 @@ def save(m, path, where=None):
         with open(_path(path), "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
-        raise TapeError(where, f"cannot write `{path}`: {e.strerror.lower() if e.strerror else e}")
+        raise TapeError(where, f"cannot write `{path}`: {_io_write_reason(e, target)}")
 
 
 def _real_number(token):
@@ -1867,7 +2031,8 @@ def _real_number(token):
 def load(path, where=None):
     """`Load(path)`: rows of numbers separated by spaces or tabs, refused as
     tapec refuses them (src/eval/files.rs)."""
-    text = read_text(path, where)
+    # Bytes that are not UTF-8 are read as U+FFFD, as tapec reads them.
+    text = _read_bytes(_str_arg(path, "Load", 1, where), where).decode("utf-8", "replace")
     # A byte-order mark, which some editors write first, is not a number.
     text = text[1:] if text.startswith("\ufeff") else text
 
@@ -2138,7 +2303,7 @@ def check_blame(x, name, where=None):
             results.append(_replay(tape, name, float(value) if base.dim() == 0 else value))
         difference = abs(float(grads[k]) - (results[0] - results[1]) / 2e-6)
         if difference != difference:
-            raise TapeError(where, "CheckBlame made a NaN (not a number)")
+            raise TapeError(where, f"CheckBlame made a NaN (not a number){_nan_at(base.shape, k)}")
         worst = max(worst, difference)
     _rng.state = state
     return worst
