@@ -498,8 +498,10 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    fn condition(&mut self, cond: &Expr) -> Out<String> {
-        Ok(format!("rt.truth({})", self.expr(cond)?))
+    /// The condition of `what` (`if`, `while`, `until`), which must be a
+    /// Boolean.
+    fn condition(&mut self, cond: &Expr, what: &str) -> Out<String> {
+        Ok(format!("rt.condition({}, \"{what}\")", self.expr(cond)?))
     }
 
     fn stmt(&mut self, stmt: &Stmt, depth: usize) -> Out<()> {
@@ -612,7 +614,7 @@ impl Exporter<'_> {
                         word = "elif";
                     }
                     for (cond, then) in run.iter() {
-                        let c = self.condition(cond)?;
+                        let c = self.condition(cond, "if")?;
                         self.emit(depth, &format!("{word} {c}:"), Some(cond.span));
                         self.body(then, depth + 1)?;
                         word = "elif";
@@ -656,14 +658,14 @@ impl Exporter<'_> {
                 self.body(body, depth + 1)?;
             }
             StmtKind::While { cond, body } => {
-                let c = self.condition(cond)?;
+                let c = self.condition(cond, "while")?;
                 self.emit(depth, &format!("while {c}:"), span);
                 self.body(body, depth + 1)?;
             }
             StmtKind::Repeat { body, cond } => {
                 self.repeats += 1;
                 let first = format!("_first{}", self.repeats);
-                let c = self.condition(cond)?;
+                let c = self.condition(cond, "until")?;
                 self.emit(depth, &format!("{first} = True"), span);
                 self.emit(
                     depth,
@@ -977,8 +979,10 @@ impl Exporter<'_> {
                 for (op, _, rhs) in rest {
                     let r = self.expr(rhs)?;
                     acc = match op {
-                        BinaryOp::And => format!("(rt.truth({acc}) and rt.truth({r}))"),
-                        BinaryOp::Or => format!("(rt.truth({acc}) or rt.truth({r}))"),
+                        // The right side is asked for only when the left
+                        // does not decide.
+                        BinaryOp::And => format!("rt.and_({acc}, lambda: {r})"),
+                        BinaryOp::Or => format!("rt.or_({acc}, lambda: {r})"),
                         _ => format!("rt.{}({acc}, {r})", binary(*op)),
                     };
                 }

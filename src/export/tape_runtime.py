@@ -585,18 +585,38 @@ def chain(value, *steps):
     for i in range(0, len(steps), 2):
         op, operand = steps[i], steps[i + 1]
         if op == "and":
-            value = truth(value) and truth(operand())
+            value = and_(value, operand)
         elif op == "or":
-            value = truth(value) or truth(operand())
+            value = or_(value, operand)
         else:
             value = op(value, operand())
     return value
 
 
-def truth(v, where=None):
+def condition(v, what, where=None):
+    """The condition of `what` (`if`, `while`, `until`): a Boolean."""
     if type(v) is not bool:
-        raise TapeError(where, f"a condition must be a Boolean, not {_kind(v)}")
+        raise TapeError(where, f"`{what}` needs a Boolean condition, but this is {_kind(v)}")
     return v
+
+
+def _logical(a, right, word, skips_on, where):
+    """`a and b` or `a or b`, where `right` gives `b`: not asked for when
+    `a` alone decides (`skips_on`); both sides must be Booleans."""
+    if a is skips_on:
+        return a
+    b = right()
+    if type(a) is not bool or type(b) is not bool:
+        raise TapeError(where, f"cannot `{word}` {_kind(a)} and {_kind(b)}")
+    return b
+
+
+def and_(a, right, where=None):
+    return _logical(a, right, "and", False, where)
+
+
+def or_(a, right, where=None):
+    return _logical(a, right, "or", True, where)
 
 
 def bound(v, where=None):
@@ -792,10 +812,14 @@ def neg(a, where=None):
 
 
 def not_(a, where=None):
-    return not truth(a, where)
+    if type(a) is not bool:
+        raise TapeError(where, f"`not` needs a Boolean, but this is {_kind(a)}")
+    return not a
 
 
-def _compare(a, b, where, symbol):
+def _compare(a, b, where, ordered):
+    """The values `a` and `b` compare by: two numbers, two Strings, or (for
+    `=` and `<>`, not `ordered`) two Booleans."""
     if _integer(a) and _integer(b):
         return _int(a), _int(b)
     if _number(a) and _number(b):
