@@ -406,12 +406,16 @@ impl Exporter<'_> {
         } else {
             String::new()
         };
+        let names: String = r
+            .params
+            .iter()
+            .map(|p| format!("{}, ", py_str(&p.name.text)))
+            .collect();
         self.emit(
             0,
             &format!(
-                "@rt.routine({}, ({}){function})",
+                "@rt.routine({}, ({names}), ({types}){function})",
                 py_str(&r.name.text),
-                types
             ),
             None,
         );
@@ -555,7 +559,11 @@ impl Exporter<'_> {
                     None => self.expr(value)?,
                 };
                 let value = match self.typed.iter().find(|(n, _)| **n == *target.text) {
-                    Some((_, ty)) => format!("rt.typed({value}, {})", py_str(ty.name())),
+                    Some((_, ty)) => format!(
+                        "rt.typed({value}, {}, {})",
+                        py_str(ty.name()),
+                        py_str(&target.text)
+                    ),
                     None => value,
                 };
                 let value = if self.in_tape {
@@ -879,6 +887,7 @@ impl Exporter<'_> {
             if self.in_routine && !self.own.iter().any(|o| *o == *n.text) {
                 declared.push_str(", shared=True");
             }
+            declared.push_str(self.local_flag(&n.text));
             return Ok(format!(
                 "{v} = rt.nudge({v}, {}, {rate}{declared})",
                 py_str(&n.text)

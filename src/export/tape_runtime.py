@@ -521,28 +521,28 @@ _depth = [0]
 _base = [None]
 
 
-def routine(name, types=(), function=None):
+def routine(name, params=(), types=(), function=None):
     """A routine's calls: counted, so that nesting deeper than the
     language allows is its error, not Python's; its arguments checked
-    against the parameters' declared types (`types`, None where there is
-    none, "var Real" for a `var` parameter), as errors of the call; and a
-    function's `Result` checked to be set when it returns (`function`:
-    where its header is)."""
-    def given(a, t):
+    against the parameters' (named `params`) declared types (`types`, None
+    where there is none, "var Real" for a `var` parameter), as errors of
+    the call; and a function's `Result` checked to be set when it returns
+    (`function`: where its header is)."""
+    def given(a, param, t):
         if t is None:
             return a
         if t.startswith("var "):
             # The caller's variable itself: checked, never widened, so an
             # Integer on the tape stays the tape's value.
-            typed(a, t[len("var "):])
+            typed(a, t[len("var "):], param)
             return a
-        return typed(a, t)
+        return typed(a, t, param)
 
     def wrap(body):
         def call(*args):
             if _depth[0] >= MAX_CALL_DEPTH:
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
-            args = [given(a, t) for a, t in zip(args, types)] + list(args[len(types):])
+            args = [given(a, p, t) for a, p, t in zip(args, params, types)] + list(args[len(types):])
             _depth[0] += 1
             _var_frames.append([])
             try:
@@ -1250,6 +1250,7 @@ def leaves(values, names):
             continue
         out.append(_mark(v))
         _tape[0].leaves.append(v)
+        _tape[0].names.add(name)
     return out
 
 
@@ -1287,12 +1288,11 @@ def on_tape(v, name=None):
             v.retain_grad()
         where = _here()
         _mark(v)
-        _tape[0].result = v
-        _tape[0].result_where = where
         _tape[0].kept.append((v, where))
+        _tape[0].names.add(name)
     else:
-        _tape[0].result = v
-        _tape[0].result_where = _here()
+        where = _here()
+    _tape[0].result, _tape[0].result_where, _tape[0].result_name = v, where, name
     return v
 
 
