@@ -531,9 +531,10 @@ impl Exporter<'_> {
                             if self.assigned_at_top.contains(&*d.name.text) {
                                 let v = py_name(&d.name.text);
                                 let code = format!(
-                                    "if {name} in globals(): {v} = rt.typed({v}, {ty})",
+                                    "if {name} in globals(): {v} = rt.declare({v}, {ty}, {shown})",
                                     name = py_str(&v),
-                                    ty = py_str(ty.name())
+                                    ty = py_str(ty.name()),
+                                    shown = py_str(&d.name.text)
                                 );
                                 self.emit(depth, &code, span);
                             }
@@ -1016,6 +1017,18 @@ impl Exporter<'_> {
         }
     }
 
+    /// `, local=True` where `name` is the running routine's own variable
+    /// (not a `var` parameter), which `Blame`, `Nudge` and `CheckBlame`
+    /// do not look for on a tape that ran at another depth of calls.
+    fn local_flag(&self, name: &str) -> &'static str {
+        let own = self.own.iter().any(|o| o == name);
+        if self.in_routine && own && !self.var_params.iter().any(|p| p == name) {
+            ", local=True"
+        } else {
+            ""
+        }
+    }
+
     /// Whether `name` is a variable where it stands: a builtin's name
     /// that the program assigns is its variable (the checks allow it).
     fn is_variable(&self, name: &Name) -> bool {
@@ -1073,9 +1086,10 @@ impl Exporter<'_> {
                 "check_blame"
             };
             return Ok(format!(
-                "rt.{function}({}, {})",
+                "rt.{function}({}, {}{})",
                 py_name(&n.text),
-                py_str(&n.text)
+                py_str(&n.text),
+                self.local_flag(&n.text)
             ));
         }
         if builtin.does == Does::Plot {

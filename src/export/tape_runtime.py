@@ -625,12 +625,9 @@ def bound(v, where=None):
     return _int(v)
 
 
-def typed(v, kind, where=None):
-    """`v` as a variable declared `kind` holds it: an Integer widens to a
-    Real; any other kind is an error. A `var` argument not assigned yet
-    passes."""
-    if v is UNSET:
-        return v
+def _as_type(v, kind):
+    """`v` as a variable declared `kind` holds it (an Integer widened to a
+    Real), or None if it is not of that type."""
     if kind == "Integer" and _integer(v):
         return v
     if kind == "Real" and type(v) is int:
@@ -641,10 +638,28 @@ def typed(v, kind, where=None):
         return v
     if kind == "Matrix" and _is_matrix(v):
         return v
-    wanted = {"Integer": int, "Real": float, "Boolean": bool, "String": str}.get(kind)
-    if wanted is None or type(v) is not wanted:
-        raise TapeError(where, f"expected a value of type {kind}, found {_kind(v)}")
-    return v
+    wanted = {"Boolean": bool, "String": str}.get(kind)
+    return v if wanted is not None and type(v) is wanted else None
+
+
+def typed(v, kind, name, where=None):
+    """`v` given to `name`, declared `kind`: as `_as_type` makes it, or
+    tapec's error. A `var` argument not assigned yet passes."""
+    if v is UNSET:
+        return v
+    out = _as_type(v, kind)
+    if out is None:
+        raise TapeError(where, f"`{name}` is declared {kind} but is given {_kind(v)}")
+    return out
+
+
+def declare(v, kind, name, where=None):
+    """`var name: kind` run where `name` already holds `v`: that value must
+    be of the type too."""
+    out = _as_type(v, kind)
+    if out is None:
+        raise TapeError(where, f"`{name}` cannot be declared {kind}: it already holds {_kind(v)}")
+    return out
 
 
 def _is_tensor(v):
@@ -1161,9 +1176,17 @@ def sqr(x, where=None):
 class _Tape:
     def __init__(self, number):
         self.number = number
+        # The last assignment of the block's own statements: its value,
+        # where it is, and the variable it gave the value.
         self.result = None
         self.result_where = None
-        self.nudged = set()
+        self.result_name = None
+        # The numbers `Nudge` made since, by the variable's name.
+        self.nudged = {}
+        # The names of the variables whose values it recorded, and the
+        # depth of calls it ran at.
+        self.names = set()
+        self.depth = _depth[0]
         # Recording: from `tape` to `end;`.
         self.open = True
         # The values the block assigned, in order, with where; and the leaves.
@@ -1306,10 +1329,11 @@ def tape_close(replay=None, scope=None):
     tape.open = False
     tape.replay, tape.scope = replay, scope
     r = tape.result
-    if r is None or not (_number(r) or (_is_tensor(r) and tuple(r.shape) == (1, 1))):
-        at = tape.result_where or where
-        raise TapeError(at, "a tape must end on a number: its last assignment gave "
-                        + ("nothing" if r is None else _kind(r)))
+    if r is None:
+        raise TapeError(where, "this tape assigns nothing, so it has no result")
+    if not (_number(r) or (_is_tensor(r) and tuple(r.shape) == (1, 1))):
+        raise TapeError(tape.result_where, "a tape must end on a number, but its last "
+                        f"assignment gives `{tape.result_name}` {_kind(r)}")
     if r.requires_grad:
         # The graph is kept through the walk so that a NaN can be traced.
         r.backward(torch.ones_like(r), retain_graph=True)
@@ -1374,14 +1398,42 @@ def _on_last_tape(v):
     return _is_tensor(v) and _tape[0] is not None and getattr(v, "_tape_number", None) == _tape[0].number
 
 
-def blame(v, name, where=None):
-    """`Blame(x)`: the blame of the value `x` holds, a Real for a number;
-    zero where the result does not depend on it."""
+def _on_the_tape(v, name, builtin, where=None, local=False):
+    """The checks of `builtin` (`Blame`, `Nudge`, `CheckBlame`) of the
+    variable `name`, which holds `v`, in tapec's order and words: the tape
+    has closed and recorded `v`. A value not on it is a number `Nudge`
+    made, or was assigned again since (a value of that name is on the
+    tape), or no tape has run yet; a routine's own variable (`local`) is
+    not the one a tape at another depth of calls recorded."""
+    tape = _tape[0]
+    if tape is not None and tape.open:
+        raise TapeError(where, f"{builtin} cannot be used inside a tape")
+    if _on_last_tape(v):
+        return
+    if (tape is not None and name in tape.nudged and tape.nudged[name] is v) \
+            or getattr(v, "_nudged_on", None) == _tapes[0]:
+        raise TapeError(where, f"`{name}` was already nudged after the last tape")
+    numeric = _number(v) or _is_matrix(v)
+    elsewhere = local and tape is not None and tape.depth != _depth[0]
+    if numeric and not elsewhere and tape is not None and name in tape.names:
+        raise TapeError(where, f"`{name}` has been assigned again since the last tape")
+    if numeric and tape is None:
+        raise TapeError(where, f"`{builtin}({name})` needs a tape, but no tape has run yet")
+    raise TapeError(where, f"`{name}` is not on the last tape")
+
+
+def _blame_of(v):
+    """The blame of `v`, a value on the last tape: zero where the result
+    does not depend on it; a Real for a number."""
     import torch
-    if not _on_last_tape(v):
-        raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
     g = v.grad if v.grad is not None else torch.zeros_like(v)
     return float(g) if g.dim() == 0 else g.detach().clone()
+
+
+def blame(v, name, where=None, local=False):
+    """`Blame(x)`: the blame of the value `x` holds."""
+    _on_the_tape(v, name, "Blame", where, local)
+    return _blame_of(v)
 
 
 # The counters of the top-level `for` loops running now whose global a
@@ -1399,29 +1451,24 @@ def counting(name, turns):
         _counting.pop()
 
 
-def nudge(v, name, rate, declared=None, where=None, shared=False):
+def nudge(v, name, rate, declared=None, where=None, shared=False, local=False):
     """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
     variable declared Integer cannot take the Real it makes, and a
     routine's global (`shared`) cannot be a running loop's counter."""
-    if declared == "Integer":
-        raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
-    nudged = f"`{name}` was already nudged after the last tape"
-    if type(v) in (int, float) or not _is_tensor(v):
-        # A nudged number is a plain number again: known by its name.
-        if _tape[0] is not None and name in _tape[0].nudged:
-            raise TapeError(where, nudged)
-        raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
-    if getattr(v, "_nudged_on", None) == _tapes[0]:
-        raise TapeError(where, nudged)
+    _on_the_tape(v, name, "Nudge", where, local)
     if shared and name in _counting:
         raise TapeError(where, f"`{name}` is the counter of a `for` loop that is running: Nudge cannot change it")
-    g = blame(v, name, where)
+    rate = _number_arg(rate, "Nudge", 2, where)
+    if declared == "Integer":
+        raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
+    g = _blame_of(v)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
-    if (new != new) if type(new) is float else bool(_torch().isnan(new).any()):
+    if type(new) is float and new != new:
         raise TapeError(where, "Nudge made a NaN (not a number)")
-    _tape[0].nudged.add(name)
-    if _is_tensor(new):
+    if type(new) is not float:
+        _checked(new, where, "Nudge")
         new._nudged_on = _tapes[0]
+    _tape[0].nudged[name] = new
     return new
 
 
@@ -2304,15 +2351,14 @@ def _replay(tape, name, value):
         scope.update(kept)
 
 
-def check_blame(x, name, where=None):
+def check_blame(x, name, where=None, local=False):
     """`CheckBlame(x)`: the largest difference between `Blame(x)` and central
     finite differences (step 1e-6), from replaying the last tape with each
     element of `x` nudged."""
     torch = _torch()
     tape = _tape[0]
-    if not _on_last_tape(x) or getattr(tape, "replay", None) is None:
-        raise TapeError(where, f"`{name}` holds a value that is not on the last tape")
-    b = blame(x, name, where)
+    _on_the_tape(x, name, "CheckBlame", where, local)
+    b = _blame_of(x)
     base = x.detach().clone().double()
     flat = base.reshape(-1)
     grads = [b] if base.dim() == 0 else b.reshape(-1).tolist()
