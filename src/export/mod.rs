@@ -176,6 +176,10 @@ struct Exporter<'a> {
     /// `Result` and what it assigns): Python's locals of its function.
     /// Any other name it reads is a global.
     own: Vec<String>,
+    /// The variables a `var` declares in the scope being written (the
+    /// routine's, or the program's own): one passed as a `var` argument
+    /// with no value is known as declared.
+    declared: Vec<String>,
     /// The globals some routine nudges: a top-level `for` loop counting
     /// with one notes it while it runs (`rt.counting`), as tapec refuses
     /// such a `Nudge` while the loop runs.
@@ -212,6 +216,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         var_params: Vec::new(),
         whole_var_call: false,
         own: Vec::new(),
+        declared: Vec::new(),
         nudged_globals: HashSet::new(),
         in_tape: false,
         replays: calls_check_blame(&program.body),
@@ -297,6 +302,26 @@ fn assigned(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>, into: &mut 
     });
 }
 
+/// The variables the `var` statements among `stmts` declare (not inside
+/// routines).
+fn declared_by_var(stmts: &[Stmt]) -> Vec<String> {
+    let mut into = Vec::new();
+    each_stmt(stmts, &mut |stmt| {
+        if let StmtKind::Var(decls) = &stmt.kind {
+            for d in decls {
+                push_new(&mut into, &d.name.text);
+            }
+        }
+    });
+    into
+}
+
+/// A Python list of strings, `["a", "b"]`.
+fn py_strs(names: &[String]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| py_str(n)).collect();
+    format!("[{}]", quoted.join(", "))
+}
+
 /// The variables `stmts` nudge (`Nudge(w, rate)` as a statement).
 fn nudged(stmts: &[Stmt], routines: &HashMap<String, Rc<Routine>>) -> Vec<String> {
     let mut into = Vec::new();
@@ -355,11 +380,13 @@ impl Exporter<'_> {
              it.\n\"\"\"\n{HEADER}",
             self.file
         ));
+        let declared = declared_by_var(&program.body);
         let mut routines: Vec<Rc<Routine>> = self.routines.values().cloned().collect();
         routines.sort_by_key(|r| r.header.start);
         for r in &routines {
             self.routine(r)?;
         }
+        self.declared = declared.clone();
         let mut globals = Vec::new();
         assigned(&program.body, &self.routines, &mut globals);
         self.emit(0, "def _program():", None);
@@ -378,7 +405,10 @@ impl Exporter<'_> {
             format!(", files={}", py_str(files_from))
         };
         // The program's own file, which `Save` may not write over.
-        let files = format!("{files}, program_file={}", py_str(&self.file));
+        let mut files = format!("{files}, program_file={}", py_str(&self.file));
+        if !declared.is_empty() {
+            let _ = write!(files, ", declared={}", py_strs(&declared));
+        }
         let _ = write!(
             self.out,
             "\n\nif __name__ == \"__main__\":\n    rt.run(_program{files})\n"
@@ -400,12 +430,19 @@ impl Exporter<'_> {
             })
             .collect();
         // A function names its header, where an unset `Result` is said.
-        let function = if r.is_function {
+        let mut function = if r.is_function {
             let header = format!("{}:{}", self.file, self.line_of(r.header));
             format!(", function={}", py_str(&header))
         } else {
             String::new()
         };
+        let mut declared: Vec<String> = r.locals.iter().map(|d| d.name.text.to_string()).collect();
+        for name in declared_by_var(&r.body) {
+            push_new(&mut declared, &name);
+        }
+        if !declared.is_empty() {
+            let _ = write!(function, ", declared={}", py_strs(&declared));
+        }
         let names: String = r
             .params
             .iter()
@@ -461,8 +498,10 @@ impl Exporter<'_> {
             self.emit(1, &format!("global {}", globals.join(", ")), None);
         }
         self.in_routine = true;
+        self.declared = declared;
         self.block(&r.body, 1)?;
         self.in_routine = false;
+        self.declared.clear();
         self.typed.clear();
         self.var_params.clear();
         self.own.clear();
@@ -739,7 +778,7 @@ impl Exporter<'_> {
                         .zip(&names)
                         .map(|(n, py)| {
                             if var_first.contains(n) && !(self.in_routine && n == "Result") {
-                                format!("{scope}.get({}, rt.UNSET)", py_str(py))
+                                format!("{scope}.get({}, {})", py_str(py), self.unset(n))
                             } else {
                                 py.clone()
                             }
@@ -1006,6 +1045,17 @@ impl Exporter<'_> {
         if self.routines.contains_key(&*name.text) {
             return Ok(format!("{}()", py_name(&name.text)));
         }
+        // A `var` parameter, or a function's `Result`, may have no value
+        // when it is read: the runtime says so.
+        if self.in_routine
+            && (&*name.text == "Result" || self.var_params.iter().any(|p| *p == *name.text))
+        {
+            return Ok(format!(
+                "rt.got({}, {})",
+                py_name(&name.text),
+                py_str(&name.text)
+            ));
+        }
         if self.is_variable(name) {
             return Ok(py_name(&name.text));
         }
@@ -1015,6 +1065,15 @@ impl Exporter<'_> {
             _ if declarations::find(&name.text).is_some() => self.call(name, &[], span),
             _ => Ok(py_name(&name.text)),
         }
+    }
+
+    /// What a `var` argument `name` with no value goes in as: the runtime's
+    /// mark of the caller's variable, declared or not (a function's
+    /// `Result` is).
+    fn unset(&self, name: &str) -> String {
+        let declared = self.declared.iter().any(|d| d == name) || (self.in_routine && name == "Result");
+        let declared = if declared { ", True" } else { "" };
+        format!("rt.unset({}{declared})", py_str(name))
     }
 
     /// `, local=True` where `name` is the running routine's own variable
@@ -1065,9 +1124,13 @@ impl Exporter<'_> {
                 if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
                     *value = if &*n.text == "Result" && self.in_routine {
                         // A function's `Result` starts as None.
-                        "(rt.UNSET if Result is None else Result)".to_string()
+                        format!("({} if Result is None else Result)", self.unset("Result"))
                     } else {
-                        format!("{scope}.get({}, rt.UNSET)", py_str(&py_name(&n.text)))
+                        format!(
+                            "{scope}.get({}, {})",
+                            py_str(&py_name(&n.text)),
+                            self.unset(&n.text)
+                        )
                     };
                 }
             }

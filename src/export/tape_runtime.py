@@ -399,12 +399,14 @@ def int_mod(a, b, where=None):
 
 # The program's frame: running it, routines, conditions, types.
 
-def run(program, files="", program_file=None):
+def run(program, files="", program_file=None, declared=()):
     """Runs the program's statements; a run-time error is printed as tapec
     prints its first line, with where it happened, and ends with status 1.
     `files`: the program's folder from the script's, where the paths it
     names start (the script's folder itself unless said); `program_file`:
-    the program's own file there, which `Save` does not write over."""
+    the program's own file there, which `Save` does not write over;
+    `declared`: the program's own variables that a `var` declares."""
+    _declared[None] = set(declared)
     _base[0] = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), files)
     if program_file is not None:
         _program_file[0] = os.path.join(_base[0], program_file)
@@ -438,10 +440,11 @@ def run(program, files="", program_file=None):
             name = quoted.group(1) if quoted else None
         if last == __file__ or name is None:
             raise
-        name = name[:-1] if name.endswith("_") else name
+        shown = name[:-1] if name.endswith("_") else name
+        declared = " is declared but" if shown in _declared[_scope_of(name, frames)] else ""
         where = _place(last, frames[-1].tb_lineno)
         sys.stdout.flush()
-        sys.stderr.write(f"Error: `{name}` has no value yet\n  at {where}\n")
+        sys.stderr.write(f"Error: `{shown}`{declared} has no value yet\n  at {where}\n")
         sys.exit(1)
     except ModuleNotFoundError as e:
         # The matrices and tapes are PyTorch's; a program of plain numbers
@@ -519,15 +522,32 @@ def came_back(values, offset, names=None, mine=None):
     return values
 _depth = [0]
 _base = [None]
+# The variables a `var` declares: the program's own under None, and each
+# routine's under its function's code.
+_declared = {None: set()}
 
 
-def routine(name, params=(), types=(), function=None):
+def _scope_of(name, frames):
+    """Where the variable the script calls `name`, read with no value in the
+    innermost of the traceback's `frames`, lives: the code of the routine
+    it is a local of, or None for the program's own."""
+    code = frames[-1].tb_frame.f_code
+    if name not in code.co_varnames + code.co_cellvars + code.co_freevars:
+        return None
+    for tb in reversed(frames):
+        if tb.tb_frame.f_code in _declared:
+            return tb.tb_frame.f_code
+    return None
+
+
+def routine(name, params=(), types=(), function=None, declared=()):
     """A routine's calls: counted, so that nesting deeper than the
     language allows is its error, not Python's; its arguments checked
     against the parameters' (named `params`) declared types (`types`, None
     where there is none, "var Real" for a `var` parameter), as errors of
     the call; and a function's `Result` checked to be set when it returns
-    (`function`: where its header is)."""
+    (`function`: where its header is). `declared`: its variables that a
+    `var` declares."""
     def given(a, param, t):
         if t is None:
             return a
@@ -539,6 +559,8 @@ def routine(name, params=(), types=(), function=None):
         return typed(a, t, param)
 
     def wrap(body):
+        _declared[body.__code__] = set(declared)
+
         def call(*args):
             if _depth[0] >= MAX_CALL_DEPTH:
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
@@ -645,7 +667,7 @@ def _as_type(v, kind):
 def typed(v, kind, name, where=None):
     """`v` given to `name`, declared `kind`: as `_as_type` makes it, or
     tapec's error. A `var` argument not assigned yet passes."""
-    if v is UNSET:
+    if type(v) is _Unset:
         return v
     out = _as_type(v, kind)
     if out is None:
@@ -903,13 +925,32 @@ _rng = Random(0)
 
 
 class _Unset:
-    """What a `var` argument holds before the routine assigns it."""
+    """What a `var` argument holds before the routine assigns it: the
+    caller's variable `name` with no value, `declared` or not."""
+
+    def __init__(self, name="", declared=False):
+        self.name, self.declared = name, declared
 
     def __repr__(self):
-        return "UNSET"
+        return f"UNSET({self.name})"
 
 
 UNSET = _Unset()
+
+
+def unset(name, declared=False):
+    """The caller's variable `name`, with no value, passed as a `var` argument."""
+    return _Unset(name, declared)
+
+
+def got(v, name, where=None):
+    """A routine's read of `name`, a `var` parameter or its `Result`, which
+    must hold a value by then."""
+    if type(v) is _Unset and not v.declared:
+        raise TapeError(where, f"`{name}` names the caller's `{v.name}`, which has no value yet")
+    if v is None or type(v) is _Unset:
+        raise TapeError(where, f"`{name}` is declared but has no value yet")
+    return v
 
 
 # The builtins whose arguments the runtime checks: how many arguments each
@@ -1284,7 +1325,7 @@ def global_leaves(scope, keys, names):
     and a later `Blame` of it find the leaf."""
     values = leaves([scope.get(k, UNSET) for k in keys], names)
     for k, v in zip(keys, values):
-        if v is not UNSET:
+        if type(v) is not _Unset:
             scope[k] = v
 
 
