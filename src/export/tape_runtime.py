@@ -761,11 +761,24 @@ def _nan_made(t, where, what):
     return TapeError(where, f"{what} made a NaN (not a number){_nan_at(t.shape, first)}")
 
 
-def _checked(t, where, what):
+def _checked(t, where, what, *operands):
+    """`t`, which the operation `what` made, if it holds no NaN; on a tape,
+    with its `operands` (tapec's inputs, in order) noted (`_record`)."""
     import torch
     if bool(torch.isnan(t).any()):
         raise _nan_made(t, where, what)
+    if operands:
+        _record(t, what.strip("`"), operands)
     return t
+
+
+def _record(t, name, operands):
+    """Notes, for the reverse walk's NaN message, that the operation tapec
+    calls `name` made `t` of `operands` on the open tape: each operand
+    known as its step of the graph (a leaf as itself)."""
+    tape = _tape[0]
+    if tape is not None and tape.open and getattr(t, "grad_fn", None) is not None:
+        tape.ops[t.grad_fn] = (name, [(x.grad_fn if x.grad_fn is not None else x) if _is_tensor(x) else None for x in operands])
 
 
 def _real(x, where, what):
@@ -786,7 +799,7 @@ def add(a, b, where=None):
         return a + b
     if _number(a) and _number(b):
         if _arith(a, b):
-            return _checked(a + b, where, "`+`")
+            return _checked(a + b, where, "`+`", a, b)
         return _real(float(a) + float(b), where, "`+`")
     raise TapeError(where, f"cannot add {_kind(a)} and {_kind(b)}")
 
@@ -798,7 +811,7 @@ def sub(a, b, where=None):
         return _int_result(a, b, int_sub(_int(a), _int(b), where), lambda x, y: x - y)
     if _number(a) and _number(b):
         if _arith(a, b):
-            return _checked(a - b, where, "`-`")
+            return _checked(a - b, where, "`-`", a, b)
         return _real(float(a) - float(b), where, "`-`")
     raise TapeError(where, f"cannot subtract {_kind(a)} and {_kind(b)}")
 
@@ -811,16 +824,16 @@ def mul(a, b, where=None):
                             f"{_counted(k, 'column')} but the right has {_counted(k2, 'row')}")
         if m * n > MAX_ELEMENTS:
             raise TapeError(where, f"a {m}×{n} matrix is too large")
-        return _checked(a @ b, where, "`*`")
+        return _checked(a @ b, where, "matrix product", a, b)
     if _is_matrix(a) or _is_matrix(b):
         if not (_number(a) or _is_matrix(a)) or not (_number(b) or _is_matrix(b)):
             raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
-        return _checked(_as_operand(a) * _as_operand(b), where, "`*`")
+        return _checked(_as_operand(a) * _as_operand(b), where, "`*`", a, b)
     if _integer(a) and _integer(b):
         return _int_result(a, b, int_mul(_int(a), _int(b), where), lambda x, y: x * y)
     if _number(a) and _number(b):
         if _arith(a, b):
-            return _checked(a * b, where, "`*`")
+            return _checked(a * b, where, "`*`", a, b)
         return _real(float(a) * float(b), where, "`*`")
     raise TapeError(where, f"cannot multiply {_kind(a)} and {_kind(b)}")
 
@@ -831,7 +844,7 @@ def divide(a, b, where=None):
     if not (_number(a) and _number(b)):
         raise TapeError(where, f"cannot divide {_kind(a)} and {_kind(b)}")
     if _arith(a, b):
-        return _checked(a / (float(b) if type(b) is int else b), where, "`/`")
+        return _checked(a / (float(b) if type(b) is int else b), where, "`/`", a, b)
     a, b = float(a), float(b)
     if b == 0.0:
         if a == 0.0 or a != a:
@@ -1228,6 +1241,8 @@ class _Tape:
         # depth of calls it ran at.
         self.names = set()
         self.depth = _depth[0]
+        # The operations `_record` noted, by their step of the graph.
+        self.ops = {}
         # Recording: from `tape` to `end;`.
         self.open = True
         # The values the block assigned, in order, with where; and the leaves.
@@ -1383,13 +1398,38 @@ def tape_close(replay=None, scope=None):
     # statement whose per-link rule handed a NaN to what it read.
     held = [v for v, _ in tape.kept] + tape.leaves
     if any(v.grad is not None and bool(torch.isnan(v.grad).any()) for v in held):
-        raise TapeError(_nan_maker(tape, r) or where, "the reverse walk made a NaN")
+        at, step = _nan_maker(tape, r)
+        raise TapeError(at or where, "the reverse walk made a NaN" + (_walk_nan(tape, *step) if step else ""))
+
+
+def _walk_nan(tape, node, k, blame, summed):
+    """What tapec adds to \"the reverse walk made a NaN\" where the step
+    `node` of the graph handed its input `k` (of its `next_functions`) a
+    NaN `blame`, or a share that made that input's `blame` (the sum) NaN:
+    the operation and its input as tapec numbers them, and the NaN's
+    place. Nothing where the step is not an operation `_record` noted."""
+    if node not in tape.ops:
+        return ""
+    name, inputs = tape.ops[node]
+    target = node.next_functions[k][0]
+    target = getattr(target, "variable", target)
+    # The same value may be several inputs (`m * m`): the entry's rank
+    # among those of that value is its rank among the inputs.
+    rank = sum(1 for n, _ in node.next_functions[:k] if getattr(n, "variable", n) is target)
+    matching = [j for j, x in enumerate(inputs) if x is target]
+    if rank >= len(matching):
+        return ""
+    what = "a blame that, added to the blame it already had, is NaN" if summed else "a NaN blame"
+    first = int(_torch().isnan(blame.detach()).reshape(-1).nonzero()[0])
+    return (f": the per-link rule of {name} gave input {matching[rank] + 1} {what}"
+            f"{_nan_at(blame.shape, first)}")
 
 
 def _nan_maker(tape, r):
     """The place of the statement whose rule first made a NaN blame out of
-    a blame with none: the walk is run again with a hook on every step of
-    the graph, each step known by the statement that recorded it."""
+    a blame with none, and the step (see `_walk_nan`): the walk is run
+    again with a hook on every step of the graph, each step known by the
+    statement that recorded it."""
     import torch
     own = {v.grad_fn: w for v, w in tape.kept if v.grad_fn is not None}
     place = {}
@@ -1406,12 +1446,13 @@ def _nan_maker(tape, r):
     def has_nan(grads):
         return any(g is not None and bool(torch.isnan(g).any()) for g in grads)
 
-    def watch(w):
+    def watch(node, w):
         def hook(handed, received):
             if not found and has_nan(handed) and not has_nan(received):
-                found.append(w)
+                k = next(k for k, g in enumerate(handed) if has_nan([g]))
+                found.append((w, (node, k, handed[k], False)))
         return hook
-    hooks = [node.register_hook(watch(w)) for node, w in place.items()]
+    hooks = [node.register_hook(watch(node, w)) for node, w in place.items()]
     for v in [v for v, _ in tape.kept] + tape.leaves:
         v.grad = None
     with torch.enable_grad():
@@ -1422,17 +1463,21 @@ def _nan_maker(tape, r):
         return found[0]
     # No rule made the NaN: two shares summed to one (inf + -inf) where a
     # value has several uses. The statement named is the oldest use of the
-    # newest such value, whose share arrives last in the walk.
+    # newest such value, whose share arrives last in the walk: its last
+    # input that is the value.
     order = {w: i for i, (_, w) in enumerate(tape.kept)}
     for v in [v for v, _ in reversed(tape.kept)] + tape.leaves:
         if v.grad is None or not bool(torch.isnan(v.grad).any()):
             continue
-        uses = [w for node, w in place.items()
+        uses = [(w, node) for node, w in place.items()
                 if any(n is not None and (n is v.grad_fn or getattr(n, "variable", None) is v)
                        for n, _ in node.next_functions)]
         if uses:
-            return min(uses, key=order.get)
-    return None
+            w, node = min(uses, key=lambda use: order.get(use[0]))
+            k = max(k for k, (n, _) in enumerate(node.next_functions)
+                    if n is not None and (n is v.grad_fn or getattr(n, "variable", None) is v))
+            return w, (node, k, v.grad, True)
+    return None, None
 
 
 def _on_last_tape(v):
@@ -1594,7 +1639,7 @@ def _elementwise(a, b, where, verb, f, symbol):
         raise TapeError(where, f"cannot {verb} a %d×%d and a %d×%d" % (_shape(a) + _shape(b)))
     out = f(_as_operand(a), _as_operand(b))
     # Two plain numbers (`Hadamard(2, 3)`) give a plain Real.
-    return _checked(out, where, symbol) if _is_tensor(out) else _real(out, where, symbol)
+    return _checked(out, where, symbol, a, b) if _is_tensor(out) else _real(out, where, symbol)
 
 
 def matrix(rows, where=None):
@@ -1712,7 +1757,8 @@ def transpose(m, where=None):
 
 
 def sum_(m, where=None):
-    return _real_of(_checked(_matrix_arg(m, where, "Sum").sum(), where, "Sum"))
+    m = _matrix_arg(m, where, "Sum")
+    return _real_of(_checked(m.sum(), where, "Sum", m))
 
 
 def mean(m, where=None):
@@ -1723,11 +1769,12 @@ def mean(m, where=None):
     value = t.mean()
     if torch.isinf(value) and torch.isfinite(t).all():
         value = (t / t.numel()).sum()
-    return _real_of(_checked(value, where, "Mean"))
+    return _real_of(_checked(value, where, "Mean", t))
 
 
 def row_sum(m, where=None):
-    return _checked(_matrix_arg(m, where, "RowSum").sum(dim=1, keepdim=True), where, "RowSum")
+    m = _matrix_arg(m, where, "RowSum")
+    return _checked(m.sum(dim=1, keepdim=True), where, "RowSum", m)
 
 
 def row_mean(m, where=None):
@@ -1737,11 +1784,12 @@ def row_mean(m, where=None):
     over = torch.isinf(means) & torch.isfinite(t).all(dim=1, keepdim=True)
     if over.any():
         means = torch.where(over, (t / t.shape[1]).sum(dim=1, keepdim=True), means)
-    return _checked(means, where, "RowMean")
+    return _checked(means, where, "RowMean", t)
 
 
 def col_sum(m, where=None):
-    return _checked(_matrix_arg(m, where, "ColSum").sum(dim=0, keepdim=True), where, "ColSum")
+    m = _matrix_arg(m, where, "ColSum")
+    return _checked(m.sum(dim=0, keepdim=True), where, "ColSum", m)
 
 
 def row_softmax(m, where=None):
@@ -1750,7 +1798,7 @@ def row_softmax(m, where=None):
     dead = torch.isneginf(m).all(dim=1)
     if bool(dead.any()):
         raise TapeError(where, f"row {int(dead.nonzero()[0]) + 1} of RowSoftmax's input is all -Inf")
-    return _checked(torch.softmax(m, dim=1), where, "RowSoftmax")
+    return _checked(torch.softmax(m, dim=1), where, "RowSoftmax", m)
 
 
 def hadamard(a, b, where=None):
@@ -1767,7 +1815,7 @@ def _unary(name, on_tensor, on_number, keeps_integers=False):
         if not (_number(x) or _is_matrix(x)):
             raise _arg_error(x, name, 1, where)
         if _is_tensor(x):
-            t = _checked(on_tensor(x), where, name)
+            t = _checked(on_tensor(x), where, name, x)
             if keeps_integers and _integer(x):
                 return _recorded_int(t, on_number(_int(x), where))
             return t
@@ -1906,7 +1954,7 @@ def power(a, p, where=None):
         out = a ** float(p)
         if not whole:
             out = _torch().where(a < 0, math.nan, out)
-        return _checked(out, where, "Power")
+        return _checked(out, where, "Power", a)
     a, p = float(a), float(p)
     if a == 0.0 and p < 0:
         # IEEE pow: an infinity, negative for -0 to an odd whole power.
@@ -1926,7 +1974,8 @@ def layer_norm(m, where=None):
     # lost as it is in tapec's; every other row is divided by 1, exactly.
     size = m.detach().abs().amax(dim=1, keepdim=True)
     scale = torch.where(size > 1e150, size / 1e3, torch.ones_like(size))
-    return _checked(torch.nn.functional.layer_norm(m / scale, (m.shape[1],), eps=1e-5), where, "LayerNorm")
+    out = torch.nn.functional.layer_norm(m / scale, (m.shape[1],), eps=1e-5)
+    return _checked(out, where, "LayerNorm", m)
 
 
 def embed(table, ids, where=None):
@@ -1947,7 +1996,8 @@ def cross_entropy(logits, targets, where=None):
         # tapec takes each row's largest logit from the row: inf - inf.
         raise TapeError(where, "CrossEntropy made a NaN (not a number)")
     lse = torch.logsumexp(logits, dim=1)
-    return _real_of(_checked((lse - logits[torch.arange(len(picked)), index]).mean(), where, "CrossEntropy"))
+    loss = (lse - logits[torch.arange(len(picked)), index]).mean()
+    return _real_of(_checked(loss, where, "CrossEntropy", logits))
 
 
 def _range(m, first, count, size, what, where, name):
