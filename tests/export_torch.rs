@@ -347,7 +347,11 @@ fn exported_scripts_fail_where_tapec_fails() {
 /// a Real where tapec takes only an Integer (`div` and `mod`, the Integer
 /// arguments of builtins, an index, a `for` bound, a field width), the
 /// Real often one that `Nudge` made of an Integer, on a tape or off it;
-/// and the Integer errors beside them.
+/// the Integer errors beside them; an argument of the wrong kind or
+/// shape, and a builtin's other refusals; a NaN and its place, forward
+/// and in the reverse walk; a condition or a declared variable given the
+/// wrong type; a variable with no value; a tape's result; and `Blame`,
+/// `Nudge` and `CheckBlame` of a value not on the last tape.
 const SAME_WORDS: &[&str] = &[
     "div_of_a_real",
     "mod_of_a_nudged_integer",
@@ -371,14 +375,58 @@ const SAME_WORDS: &[&str] = &[
     "mod_by_zero",
     "rand_int_order",
     "integer_overflow",
+    "blame_after_nudge_and_assignment",
+    "blame_after_reassignment",
+    "blame_before_any_tape",
+    "blame_not_on_tape",
+    "blame_of_a_local_after_a_deeper_tape",
+    "blame_of_a_local_after_an_outer_tape",
+    "blame_of_a_string",
+    "chained_comparison",
+    "check_blame_nan",
+    "cross_entropy_one_row",
+    "cross_entropy_targets",
+    "cross_entropy_targets_from_zero",
+    "declared_after_assignment",
+    "declared_type",
+    "embed_ids_not_whole",
+    "embed_ids_range",
+    "if_on_matrix",
+    "nan_blame_sum",
+    "nan_forward",
+    "nan_in_walk",
+    "nan_product_blame",
+    "not_on_number",
+    "nudge_nan",
+    "nudge_nan_kept",
+    "param_str_range",
+    "read_before_assigned",
+    "round_too_large",
+    "save_to_folder",
+    "show_needs_matrix",
+    "softmax_all_minus_inf",
+    "sqr_overflow",
+    "stack_shapes",
+    "str_to_float",
+    "str_to_int",
+    "str_to_int_too_large",
+    "tape_assigns_nothing",
+    "tape_ends_on_boolean_in_if",
+    "tape_ends_on_matrix",
+    "tape_ends_on_string",
+    "unset_global_in_tape",
+    "var_parameter_no_value",
+    "var_parameter_type",
+    "wrong_builtin_kind",
+    "wrong_param_type",
 ];
 
 /// Each program of `SAME_WORDS`: its script's error is tapec's first
 /// line, word for word, with exit status 1 (not a Python traceback, and
 /// not a value printed where tapec stops).
 #[test]
-fn exported_scripts_refuse_a_real_for_an_integer_in_tapecs_words() {
-    let Some(python) = python_or_not_run("the export's Integer error test") else {
+fn exported_scripts_stop_in_tapecs_words() {
+    let Some(python) = python_or_not_run("the export's error words test") else {
         return;
     };
     let dir = std::env::temp_dir().join(format!("tapec-export-words-{}", std::process::id()));
