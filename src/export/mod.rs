@@ -29,7 +29,8 @@
 //! - A `var` parameter is copied in and copied back: the function returns
 //!   the final values of its `var` parameters (after `Result`), and the
 //!   call assigns them to the caller's variables; one not assigned yet goes
-//!   in as `rt.UNSET`. The runtime learns which `var` parameter a call
+//!   in as `rt.unset(name)`, which the routine's reads of the parameter
+//!   (`rt.got`) refuse. The runtime learns which `var` parameter a call
 //!   assigned last (`rt.var_assigned`, `rt.came_back`): called from a
 //!   tape, that value is the tape's result so far, as in tapec.
 //! - `repeat ... until c` is `while _first or not c`, so that `continue`
@@ -767,7 +768,7 @@ impl Exporter<'_> {
                     let quoted: Vec<String> = leaves.iter().map(|n| py_str(n)).collect();
                     // A variable first named as a `var` argument may have
                     // no value yet (the routine may assign it): it goes in
-                    // as `rt.UNSET`, which stays what it is.
+                    // as `rt.unset(name)`, which stays what it is.
                     let scope = if self.in_routine {
                         "locals()"
                     } else {
@@ -1071,7 +1072,8 @@ impl Exporter<'_> {
     /// mark of the caller's variable, declared or not (a function's
     /// `Result` is).
     fn unset(&self, name: &str) -> String {
-        let declared = self.declared.iter().any(|d| d == name) || (self.in_routine && name == "Result");
+        let declared =
+            self.declared.iter().any(|d| d == name) || (self.in_routine && name == "Result");
         let declared = if declared { ", True" } else { "" };
         format!("rt.unset({}{declared})", py_str(name))
     }
@@ -1114,7 +1116,7 @@ impl Exporter<'_> {
                 ));
             }
             // A `var` argument may be a variable not assigned yet, which
-            // the routine assigns: it goes in as `rt.UNSET`.
+            // the routine assigns: it goes in as `rt.unset(name)`.
             let scope = if self.in_routine {
                 "locals()"
             } else {

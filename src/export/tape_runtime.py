@@ -776,9 +776,13 @@ def _record(t, name, operands):
     """Notes, for the reverse walk's NaN message, that the operation tapec
     calls `name` made `t` of `operands` on the open tape: each operand
     known as its step of the graph (a leaf as itself)."""
+    def step(x):
+        if not _is_tensor(x):
+            return None
+        return x.grad_fn if x.grad_fn is not None else x
     tape = _tape[0]
     if tape is not None and tape.open and getattr(t, "grad_fn", None) is not None:
-        tape.ops[t.grad_fn] = (name, [(x.grad_fn if x.grad_fn is not None else x) if _is_tensor(x) else None for x in operands])
+        tape.ops[t.grad_fn] = (name, [step(x) for x in operands])
 
 
 def _real(x, where, what):
@@ -1152,6 +1156,9 @@ def param_str(i, where=None):
     return sys.argv[i]
 
 
+_ESCAPED = {"\t": "\\t", "\r": "\\r", "\n": "\\n", "\0": "\\0"}
+
+
 def _literal(text):
     """A String as the program would write it, in single quotes (`''` for
     a quote, a control character escaped as Rust escapes it), its first 40
@@ -1163,7 +1170,7 @@ def _literal(text):
             if c == "'":
                 out.append("''")
             elif ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F:
-                out.append({"\t": "\\t", "\r": "\\r", "\n": "\\n", "\0": "\\0"}.get(c, "\\u{%x}" % ord(c)))
+                out.append(_ESCAPED.get(c, "\\u{%x}" % ord(c)))
             else:
                 out.append(c)
         return "'" + "".join(out) + "'"
@@ -1399,7 +1406,8 @@ def tape_close(replay=None, scope=None):
     held = [v for v, _ in tape.kept] + tape.leaves
     if any(v.grad is not None and bool(torch.isnan(v.grad).any()) for v in held):
         at, step = _nan_maker(tape, r)
-        raise TapeError(at or where, "the reverse walk made a NaN" + (_walk_nan(tape, *step) if step else ""))
+        said = _walk_nan(tape, *step) if step else ""
+        raise TapeError(at or where, "the reverse walk made a NaN" + said)
 
 
 def _walk_nan(tape, node, k, blame, summed):
@@ -1932,7 +1940,8 @@ def _ids(m, limit, where, name, position, what, of):
         if not 1 <= x <= limit:
             have = "have" if of.endswith("s") else "has"
             whats = what if limit == 1 else what + "s"
-            raise TapeError(where, f"{name}: element {k + 1} is {real(x, 0)}, but the {of} {have} {limit} {whats}")
+            raise TapeError(where, f"{name}: element {k + 1} is {real(x, 0)}, "
+                            f"but the {of} {have} {limit} {whats}")
         out.append(int(x) - 1)
     return out
 
@@ -2086,7 +2095,8 @@ def encode(text, vocabulary, where=None):
 
 def decode(ids, vocabulary, where=None):
     vocabulary = _str_arg(vocabulary, "Decode", 2, where)
-    return "".join(vocabulary[k] for k in _ids(ids, len(vocabulary), where, "Decode", 1, "character", "vocabulary"))
+    picked = _ids(ids, len(vocabulary), where, "Decode", 1, "character", "vocabulary")
+    return "".join(vocabulary[k] for k in picked)
 
 
 def _path(path):
