@@ -117,17 +117,8 @@ fn every_course_programs_picture_is_drawn_whole_without_overlaps() {
             scratch().join(format!("{name}.svg")),
             scratch().join(format!("{name}.png")),
         );
-        for target in [svg.clone(), png.clone()] {
-            let opts = tapec::RunOptions::new(&program);
-            let code = tapec::with_big_stack(move || {
-                tapec::graph_file(
-                    &opts,
-                    Some(&target),
-                    Box::new(std::io::sink()),
-                    &mut std::io::sink(),
-                )
-            });
-            assert_eq!(code, 0, "{name}");
+        for target in [&svg, &png] {
+            assert_eq!(write_picture(&program, target), 0, "{name}");
         }
         let text = std::fs::read_to_string(&svg).expect("svg written");
         let doc = roxmltree::Document::parse(&text).expect("well-formed SVG");
@@ -151,17 +142,8 @@ fn every_course_programs_picture_is_drawn_whole_without_overlaps() {
             .count();
         // The DOT picture of the same tape has one line per record and per arrow.
         let dot = {
-            let opts = tapec::RunOptions::new(&program);
             let out = scratch().join(format!("{name}.dot"));
-            let target = out.clone();
-            tapec::with_big_stack(move || {
-                tapec::graph_file(
-                    &opts,
-                    Some(&target),
-                    Box::new(std::io::sink()),
-                    &mut std::io::sink(),
-                )
-            });
+            assert_eq!(write_picture(&program, &out), 0, "{name}");
             std::fs::read_to_string(out).expect("dot")
         };
         let records = dot.lines().filter(|l| l.contains("[label=")).count();
@@ -662,7 +644,7 @@ fn every_course_programs_walk_page_is_whole_and_its_sums_are_the_walks() {
     for program in programs {
         let name = program.file_stem().unwrap().to_string_lossy().to_string();
         let page = scratch().join(format!("{name}.html"));
-        assert_eq!(write_walk_page(&program, &page), 0, "{name}");
+        assert_eq!(write_picture(&program, &page), 0, "{name}");
         let html = std::fs::read_to_string(&page).expect("page written");
         for fetch in ["<link", " src=", "<iframe", "url(http", "import "] {
             assert!(
@@ -723,7 +705,7 @@ fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
     )
     .unwrap();
     let page = dir.join("walk.html");
-    assert_eq!(write_walk_page(&program, &page), 0);
+    assert_eq!(write_picture(&program, &page), 0);
     let html = std::fs::read_to_string(&page).expect("page written");
     let data = walk_data(&html);
     assert!(!data.contains('<'), "{data}");
@@ -739,10 +721,11 @@ fn walk_data(html: &str) -> &str {
         .expect("the walk's data")
 }
 
-/// `tapec graph PROGRAM -o PAGE` for a walk page: its exit status.
-fn write_walk_page(program: &std::path::Path, page: &std::path::Path) -> i32 {
+/// `tapec graph PROGRAM -o OUT` (a picture or a walk page, by OUT's
+/// extension): its exit status.
+fn write_picture(program: &std::path::Path, out: &std::path::Path) -> i32 {
     let opts = tapec::RunOptions::new(program);
-    let target = page.to_path_buf();
+    let target = out.to_path_buf();
     tapec::with_big_stack(move || {
         tapec::graph_file(
             &opts,
