@@ -4,9 +4,10 @@
 //! An entry continues on the next line while a `begin`, `tape` or `repeat`
 //! in it is open, a comment is open, its last token leaves something
 //! hanging, or its tokens otherwise show it cannot be complete (an open `[`
-//! or `(`, a routine header, an `if` that may yet take an `else`), or
-//! parsing stops at its end: see `Pending`. `tape` alone on a line opens a
-//! tape at the prompt; `end;` closes it.
+//! or `(`, a routine header, a `var`'s names before their `:`, an `if`
+//! that may yet take an `else`), or parsing stops at its end: see
+//! `Pending`. `tape` alone on a line opens a tape at the prompt; `end;`
+//! closes it.
 //! A line that fails restores the state from before it, so nothing changes.
 //! [`run_on_stdin`] is the prompt on a terminal (line editing, history,
 //! Ctrl-C) or on piped input.
@@ -1356,15 +1357,15 @@ const PARSED_AT_ONCE: usize = 64 * 1024;
 /// comment, a last token that leaves something hanging (`do`, `then`,
 /// `:=`, `,`, an operator), an open `(` or `[`, a `procedure` or
 /// `function` whose `begin` has not come, a `while` or `for` whose `do`
-/// has not come, an `if` that may still take an `else`. Otherwise the
-/// entry is parsed, and it goes on if the parser stops at its end. An
-/// entry with an open block or a hanging last token is never parsed; one
-/// that cannot end for the other reasons is parsed anyway until its
-/// parses have read [`PARSED_AT_ONCE`] bytes, so that a mistake early in
-/// a short entry is told at once. Each line is lexed once, and an open
-/// comment is only searched for its closer, so a routine, a bracket or an
-/// `else if` chain of thousands of lines is lexed once and, past that
-/// size, parsed once more, at its last line.
+/// has not come, a `var` whose names have no `:` yet, an `if` that may
+/// still take an `else`. Otherwise the entry is parsed, and it goes on if
+/// the parser stops at its end. An entry with an open block or a hanging
+/// last token is never parsed; one that cannot end for the other reasons
+/// is parsed anyway until its parses have read [`PARSED_AT_ONCE`] bytes,
+/// so that a mistake early in a short entry is told at once. Each line is lexed once, and an open
+/// comment is only searched for its closer, so a routine, a bracket, a
+/// `var`'s names or an `else if` chain of thousands of lines is lexed
+/// once and, past that size, parsed once more, at its last line.
 #[derive(Default)]
 struct Pending {
     text: String,
@@ -1385,9 +1386,14 @@ struct Pending {
     in_header: bool,
     /// Whether a `while` or `for` has come with no `do` after it.
     in_loop_head: bool,
-    /// `if`s outside every block since the last `;` outside a block, less
-    /// the `else`s there: those that no `else` has answered yet.
+    /// `if`s outside every block since the last `;` that ends a statement
+    /// there (not one in a routine's header or between the groups of a
+    /// `var` section), less the `else`s there: those that no `else` has
+    /// answered yet.
     open_ifs: usize,
+    /// Whether the last tokens are names that a `:` may end, as in a
+    /// group of a `var` section, and what began them.
+    names: Names,
     /// The last token of the part lexed.
     last: Option<Token>,
     /// How many bytes the parses of this entry have read.
@@ -1457,12 +1463,15 @@ impl Pending {
     /// Whether the tokens so far show that the entry cannot be complete
     /// yet: it could not be parsed as it stands, or it would be and still
     /// go on. In a text that parses, every `(` and `[` is closed, a
-    /// routine's header is followed by its `begin` and a loop's head by
-    /// its `do`. And an `else` goes with the nearest `if` before it that
-    /// has none, so an `if` outside every block that no `else` answers,
-    /// with no `;` outside a block after it, runs to the end of the text,
-    /// whose last statement can then still take an `else`
-    /// (`else_may_follow`).
+    /// routine's header is followed by its `begin`, a loop's head by its
+    /// `do`, and a `var`'s names by a `:` (a `var` parameter's, within
+    /// brackets, by a `:` or a `)`). And an `else` goes with the nearest
+    /// `if` before it that has none, so an `if` outside every block that
+    /// no `else` answers runs to the end of the text, whose last statement
+    /// can then still take an `else` (`else_may_follow`), unless a `;`
+    /// outside a block ends its statement after it: not one in a routine's
+    /// header, nor one between the groups of a `var` section, which names
+    /// and a `:` follow.
     fn cannot_end(&self) -> bool {
         self.open_blocks > 0
             || hangs(self.last.as_ref())
@@ -1470,6 +1479,7 @@ impl Pending {
             || self.in_header
             || self.in_loop_head
             || self.open_ifs > 0
+            || self.names == Names::AfterVar
     }
 
     /// Lexes the lines not lexed yet and notes what their tokens open and
@@ -1521,13 +1531,45 @@ impl Pending {
                 Token::Else if self.open_blocks == 0 => {
                     self.open_ifs = self.open_ifs.saturating_sub(1)
                 }
-                Token::Semi if self.open_blocks == 0 => self.open_ifs = 0,
                 _ => {}
             }
+            let after_name = matches!(self.last, Some(Token::Ident(_)));
+            self.names = match token {
+                Token::Var => Names::AfterVar,
+                // A `;` in a routine's header is the routine's own.
+                Token::Semi if self.open_blocks == 0 && !self.in_header => {
+                    Names::AfterSemi(std::mem::take(&mut self.open_ifs))
+                }
+                Token::Ident(_) if !after_name => self.names,
+                Token::Comma if after_name => self.names,
+                Token::Colon if after_name => {
+                    if let Names::AfterSemi(held) = self.names {
+                        self.open_ifs = held;
+                    }
+                    Names::None
+                }
+                _ => Names::None,
+            };
             self.last = Some(token);
         }
         self.comment.is_none()
     }
+}
+
+/// Where the last tokens of an entry are a list of names, one to each
+/// comma, that a `:` may end: the names of a group of a `var` section.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Names {
+    /// The last tokens are not such a list.
+    #[default]
+    None,
+    /// After a `var`, which its names, a `:` and a type must follow.
+    AfterVar,
+    /// After a `;` outside every block and routine header, which set
+    /// `open_ifs` from this to 0: if names and a `:` follow, the `;` is
+    /// one between the groups of a `var` section, not an end of the
+    /// statement, and the `if`s it closed are open again.
+    AfterSemi(usize),
 }
 
 /// Whether a last token leaves something hanging, which the next line
@@ -1804,7 +1846,12 @@ mod tests {
     /// A made-up statement, up to `depth` levels deep, as pieces that
     /// lines may be broken between.
     fn statement(random: &mut Random, depth: usize, pieces: &mut Vec<String>) {
-        let choice = if depth == 0 { 0 } else { random.int_in(0, 9) };
+        let choice = if depth == 0 { 0 } else { random.int_in(0, 10) };
+        statement_of(random, choice, depth, pieces);
+    }
+
+    /// A made-up statement of the shape `choice` names.
+    fn statement_of(random: &mut Random, choice: i64, depth: usize, pieces: &mut Vec<String>) {
         match choice {
             0 => {
                 put(pieces, "x :=");
@@ -1859,7 +1906,43 @@ mod tests {
                 expression(random, 2, pieces);
                 put(pieces, ", 'a ( [ { (*' )");
             }
-            _ => put(pieces, "var v , w : Real"),
+            9 => {
+                // An `else if` chain whose branches are themselves `if`s
+                // with an `else`, routines or `var` sections with several
+                // groups, whose `;`s do not end the chain.
+                for branch in 0..random.int_in(2, 4) {
+                    if branch > 0 {
+                        put(pieces, "else");
+                    }
+                    put(pieces, "if");
+                    expression(random, 1, pieces);
+                    put(pieces, "then");
+                    match random.int_in(0, 3) {
+                        0 => {
+                            put(pieces, "if x then");
+                            statement(random, depth - 1, pieces);
+                            put(pieces, "else");
+                            statement(random, depth - 1, pieces);
+                        }
+                        1 => statement_of(random, 6, depth, pieces),
+                        2 => statement_of(random, 10, depth, pieces),
+                        _ => statement(random, depth - 1, pieces),
+                    }
+                }
+                if random.int_in(0, 1) == 0 {
+                    put(pieces, "else");
+                    statement(random, depth - 1, pieces);
+                }
+            }
+            _ => put(
+                pieces,
+                [
+                    "var v , w : Real",
+                    "var v , w , u , t : Real",
+                    "var v : Real ; w , u : Integer",
+                    "var v , w : Real ; u : Integer ; t , s : Matrix",
+                ][random.int_in(0, 3) as usize],
+            ),
         }
     }
 
@@ -1955,6 +2038,7 @@ mod tests {
     fn an_entry_is_never_held_past_its_last_line() {
         let mut ended = 0;
         let mut held = 0;
+        let mut names = 0;
         for lines in entries(600) {
             let mut fresh = Pending::default();
             let mut long = Pending {
@@ -1971,6 +2055,9 @@ mod tests {
                     held += 1;
                     assert!(!complete, "held, but complete: {text:?}");
                 }
+                if fresh.names == Names::AfterVar {
+                    names += 1;
+                }
                 if complete {
                     ended += 1;
                     assert!(!fresh_goes_on && !long_goes_on, "not ended: {text:?}");
@@ -1980,8 +2067,11 @@ mod tests {
                 }
             }
         }
-        // The entries reach both cases often.
-        assert!(ended > 500 && held > 2_000, "{ended} ended, {held} held");
+        // The entries reach both cases often, and a `var`'s names.
+        assert!(
+            ended > 500 && held > 2_000 && names > 1_000,
+            "{ended} ended, {held} held, {names} in a `var`'s names"
+        );
     }
 
     thread_local! {
@@ -2066,6 +2156,33 @@ mod tests {
                     "do WriteLn('never'); WriteLn('done');",
                 ),
                 "done",
+            ),
+            (
+                "names with leading commas",
+                lines(
+                    "var a",
+                    &|i| format!(", a{i}"),
+                    ": Real; WriteLn('declared');",
+                ),
+                "declared",
+            ),
+            (
+                "an else-if chain of routines",
+                lines(
+                    "if 1 > 2 then procedure P; begin end",
+                    &|i| format!("else if {i} > {n} then procedure P{i}; begin end"),
+                    "else WriteLn('last')",
+                ),
+                "routines are declared at the top level only",
+            ),
+            (
+                "an else-if chain of var sections",
+                lines(
+                    "if 1 > 2 then var a: Real; b: Real",
+                    &|i| format!("else if {i} > {n} then var a{i}: Real; b{i}: Real"),
+                    "else WriteLn('last')",
+                ),
+                "a `var` section may only stand at the top level",
             ),
         ]
     }

@@ -427,6 +427,15 @@ fn long_entries_at_the_prompt_end_in_time() {
             "done",
         ),
         (
+            "names with leading commas",
+            lines(
+                "var a",
+                |i| format!(", a{i}"),
+                ": Real; WriteLn('declared');",
+            ),
+            "declared",
+        ),
+        (
             "blank lines after an if",
             lines(
                 "if 1 > 2 then WriteLn(0)",
@@ -463,5 +472,42 @@ fn long_entries_at_the_prompt_end_in_time() {
             "{name}: {}",
             out.chars().take(500).collect::<String>()
         );
+    }
+}
+
+/// `else if` chains of 10,000 lines whose branches hold a `;` that does
+/// not end the chain: a routine's header, or one between the groups of a
+/// `var` section. Piped into the prompt, each ends at its last line in
+/// time and is refused (neither may stand inside an `if`); the line after
+/// it then runs alone. Parsing the whole entry again after each line took
+/// minutes.
+#[test]
+fn else_if_chains_of_declarations_at_the_prompt_end_in_time() {
+    let n = 10_000;
+    let chain = |each: fn(usize) -> String| {
+        let middle: String = (1..n).map(|i| format!("else {}\n", each(i))).collect();
+        format!(
+            "{}\n{middle}else WriteLn('last')\nWriteLn('after');\n",
+            each(0)
+        )
+    };
+    let shapes = [
+        (
+            "routines",
+            chain(|i| format!("if {i} < 0 then procedure P{i}; begin end")),
+            "routines are declared at the top level only",
+        ),
+        (
+            "var sections",
+            chain(|i| format!("if {i} < 0 then var a{i}: Real; b{i}: Real")),
+            "a `var` section may only stand at the top level",
+        ),
+    ];
+    for (name, input, refused) in shapes {
+        let (out, err) = piped_in_time(name, input);
+        let start: String = err.chars().take(500).collect();
+        assert!(err.contains(refused), "{name}: {start}");
+        assert!(err.contains("more errors are not shown"), "{name}");
+        assert_eq!(out, "after\n", "{name}");
     }
 }
