@@ -1,6 +1,7 @@
 //! Limits end with a diagnostic and status 1, never a crash: source nested
-//! 100,000 deep, a 200,000-term expression and a 100,000-branch else-if
-//! chain (which must run), endless
+//! 100,000 deep, a 200,000-term expression and 100,000-branch else-if
+//! chains (which must run, whether or not their branches are `if`s with
+//! an `else`), endless
 //! recursion, a matrix too large to allocate, a string grown past
 //! 256 MiB, and a tape that records without end or holds too much; and a
 //! tape that reads every element of a large matrix, which must not be slow.
@@ -148,6 +149,31 @@ fn an_else_if_chain_of_100000_branches_runs() {
     let deep = format!(
         "if true then WriteLn(1) else if true then {} x := 1;",
         "if true then ".repeat(300)
+    );
+    fails_with(deep, "nested more than 256 levels");
+}
+
+#[test]
+fn an_else_if_chain_whose_branches_are_if_else_runs() {
+    // Each branch's own `if ... else` is done before the chain's next
+    // `else`: the chain is as shallow as when its branches are plain.
+    let branches = 100_000;
+    let mut text = String::from("x := 99998; y := false;\n");
+    for k in 0..branches {
+        let chain = if k == 0 { "if" } else { "else if" };
+        text.push_str(&format!(
+            "{chain} x = {k} then if y then WriteLn({k}) else WriteLn(-{k})\n"
+        ));
+    }
+    text.push_str("else WriteLn('none');\n");
+    let (out, err, code) = run(text);
+    assert_eq!((code, out.as_str()), (0, "-99998\n"), "{err}");
+    // An `else` answers the nearest `then`: the `if`s above it still hang.
+    let deep = format!("{} x := 1 else x := 2;", "if true then ".repeat(300));
+    fails_with(deep, "nested more than 256 levels");
+    let deep = format!(
+        "{} x := 1;",
+        "if true then x := 1 else while false do ".repeat(300)
     );
     fails_with(deep, "nested more than 256 levels");
 }

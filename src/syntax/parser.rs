@@ -429,35 +429,53 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
 /// Finds source nested deeper than [`MAX_NESTING`]: brackets and blocks
 /// that are open, plus statements hanging off `then`, `else` and `do`, plus
 /// runs of prefix `-` and `not`. Counting on tokens keeps it a flat loop.
+///
+/// An `else` hangs its statement where the `then` it answers hung one: the
+/// parser has come back from the `then`'s statement, and from everything
+/// inside it, before it reads the `else`. So `if a then if b then x else y`
+/// over and over in an `else if` chain stays as shallow as it looks.
 pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
-    // One frame per open bracket or block: how many statement prefixes
-    // (`then`, `else`, `do`) hang in it since its last `;`.
-    let mut frames: Vec<usize> = vec![0];
+    // One frame per open bracket or block: the statement prefixes that
+    // hang in it since its last `;`, each `true` for a `then` that no
+    // `else` has answered yet.
+    let mut frames: Vec<Vec<bool>> = vec![Vec::new()];
     let mut hanging = 0usize;
     let mut prefix_run = 0usize;
-    // Set by an `else` that an `if` follows: that `else` and the `then` of
-    // its `if` continue the chain and hang nothing deeper.
-    let mut chained = false;
     for (i, (token, span)) in tokens.iter().enumerate() {
         match token {
-            Token::Else if matches!(tokens.get(i + 1), Some((Token::If, _))) => chained = true,
-            Token::Then if chained => chained = false,
             Token::LParen | Token::LBracket | Token::Begin | Token::Tape | Token::Repeat => {
-                frames.push(0)
+                frames.push(Vec::new())
             }
             Token::RParen | Token::RBracket | Token::End | Token::Until if frames.len() > 1 => {
-                hanging -= frames.pop().unwrap_or(0);
+                hanging -= frames.pop().map_or(0, |frame| frame.len());
             }
-            Token::Then | Token::Else | Token::Do => {
+            Token::Then | Token::Do => {
                 if let Some(top) = frames.last_mut() {
-                    *top += 1;
+                    top.push(*token == Token::Then);
                     hanging += 1;
+                }
+            }
+            Token::Else => {
+                if let Some(top) = frames.last_mut() {
+                    // The statements hung since the `then` it answers are
+                    // done; an `else` that no `then` waits for is an error
+                    // the parser tells, and hangs one more meanwhile.
+                    if let Some(at) = top.iter().rposition(|&then| then) {
+                        hanging -= top.len() - at;
+                        top.truncate(at);
+                    }
+                    // An `if` after the `else` continues the chain: its
+                    // `then` hangs where this one's did.
+                    if !matches!(tokens.get(i + 1), Some((Token::If, _))) {
+                        top.push(false);
+                        hanging += 1;
+                    }
                 }
             }
             Token::Semi => {
                 if let Some(top) = frames.last_mut() {
-                    hanging -= *top;
-                    *top = 0;
+                    hanging -= top.len();
+                    top.clear();
                 }
             }
             _ => {}
