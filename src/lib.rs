@@ -441,12 +441,23 @@ pub fn export_python(opts: &RunOptions, files_from: &str, err: &mut dyn Write) -
         || opts.path.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
     );
-    match export::python(&loaded.program, &file, files_from, &sources) {
+    let folder = paths_folder(&opts.path).display().to_string();
+    match export::python(&loaded.program, &file, &folder, files_from, &sources) {
         Ok(script) => Some(script),
         Err(d) => {
             report(&sources, &[*d], opts.color, err);
             None
         }
+    }
+}
+
+/// The folder the paths of the program at `path` start from, as `path`
+/// gives it (`tests/errors`, `.` for `x.tape`): the messages about a file
+/// name the file from there, and an exported script names it so too.
+fn paths_folder(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
     }
 }
 
@@ -502,14 +513,7 @@ fn run_loaded(
     interp.params = std::iter::once(opts.path.display().to_string())
         .chain(opts.args.iter().cloned())
         .collect();
-    interp.base_dir = opts
-        .path
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    if interp.base_dir.as_os_str().is_empty() {
-        interp.base_dir = PathBuf::from(".");
-    }
+    interp.base_dir = paths_folder(&opts.path);
     interp.step_budget = opts.step_budget;
     if let Some(cap) = opts.max_elements {
         interp.max_elements = cap;

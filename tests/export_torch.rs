@@ -419,6 +419,9 @@ const SAME_WORDS: &[&str] = &[
     "var_parameter_type",
     "wrong_builtin_kind",
     "wrong_param_type",
+    "unreadable_file",
+    "save_no_folder",
+    "plot_missing_folder",
 ];
 
 /// Each program of `SAME_WORDS`: its script's error is tapec's first
@@ -450,6 +453,92 @@ fn exported_scripts_stop_in_tapecs_words() {
         );
         assert_eq!(status, Some(1), "{name}");
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The first line tapec, or a script, writes to stderr.
+fn first_error_line(command: &mut Command) -> String {
+    let out = command.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    err.lines().next().unwrap_or_default().to_string()
+}
+
+/// A script names a file the program names as tapec does from the folder
+/// it runs in: from the program's folder as `tapec export` was given it
+/// (`x.tape` or `./x.tape` from inside it, `tests/errors/x.tape` from the
+/// root, an absolute path), and, run from another folder, from there (as
+/// tapec, given `errors/x.tape` in `tests`, names `errors/no/such/...`).
+#[test]
+fn exported_scripts_name_a_file_as_tapec_does_from_any_folder() {
+    let Some(python) = python_or_not_run("the export's file path test") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tapec-export-paths-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let errors = root.join("tests/errors");
+    let absolute = errors.join("unreadable_file.tape");
+    let absolute = absolute.to_str().unwrap();
+    // Where `tapec export` runs and what it is given; where the script
+    // runs; what tapec is given there to run the same program.
+    let runs = [
+        (
+            "tests/errors",
+            "save_no_folder.tape",
+            "tests/errors",
+            "save_no_folder.tape",
+        ),
+        (
+            "tests/errors",
+            "./plot_missing_folder.tape",
+            "tests/errors",
+            "plot_missing_folder.tape",
+        ),
+        (
+            "tests",
+            "errors/unreadable_file.tape",
+            "tests/errors",
+            "unreadable_file.tape",
+        ),
+        (
+            "",
+            "tests/errors/unreadable_file.tape",
+            "tests",
+            "errors/unreadable_file.tape",
+        ),
+        ("", absolute, "tests", absolute),
+    ];
+    for (k, (exported_in, program, runs_in, run_as)) in runs.into_iter().enumerate() {
+        let script = dir.join(format!("script_{k}.py"));
+        let export = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .current_dir(root.join(exported_in))
+            .args(["export", program, "-o"])
+            .arg(&script)
+            .output()
+            .unwrap();
+        assert!(export.status.success(), "{program}: {export:?}");
+        let said = first_error_line(
+            Command::new(&python)
+                .current_dir(root.join(runs_in))
+                .arg(&script),
+        );
+        let want = first_error_line(
+            Command::new(env!("CARGO_BIN_EXE_tapec"))
+                .current_dir(root.join(runs_in))
+                .args(["run", run_as]),
+        );
+        assert_eq!(
+            said, want,
+            "{program} exported in `{exported_in}`, run in `{runs_in}`"
+        );
+    }
+    let from_tests = "Error: cannot read `errors/no/such/file.txt`: no such file";
+    let said = first_error_line(
+        Command::new(&python)
+            .current_dir(root.join("tests"))
+            .arg(dir.join("script_3.py")),
+    );
+    assert_eq!(said, from_tests);
     let _ = std::fs::remove_dir_all(dir);
 }
 

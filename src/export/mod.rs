@@ -201,8 +201,16 @@ struct Exporter<'a> {
 }
 
 /// The Python script of `program`, a program that passed the checks, read
-/// from the file `file` (named in the script's comments and errors).
-pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceMap) -> Out<String> {
+/// from the file `file` (named in the script's comments and errors) in
+/// `folder`, the folder as tapec was given it (`tests/errors`, `.`), from
+/// which tapec's messages name a file the program names.
+pub fn python(
+    program: &Program,
+    file: &str,
+    folder: &str,
+    files_from: &str,
+    sources: &SourceMap,
+) -> Out<String> {
     let mut routines = HashMap::new();
     collect_routines(&program.body, &mut routines);
     let mut e = Exporter {
@@ -226,7 +234,7 @@ pub fn python(program: &Program, file: &str, files_from: &str, sources: &SourceM
         at: None,
         too_deep: None,
     };
-    e.script(program, files_from)?;
+    e.script(program, folder, files_from)?;
     match e.too_deep {
         Some(d) => Err(d),
         None => Ok(e.out),
@@ -368,9 +376,10 @@ impl Exporter<'_> {
         self.out.push('\n');
     }
 
-    /// The whole script; `files_from` is the program's folder from the
-    /// script's, where the program's relative paths start (empty: the same).
-    fn script(&mut self, program: &Program, files_from: &str) -> Out<()> {
+    /// The whole script; `folder` is the program's folder as tapec was
+    /// given it, `files_from` the same folder from the script's, where the
+    /// program's relative paths start (empty: the same).
+    fn script(&mut self, program: &Program, folder: &str, files_from: &str) -> Out<()> {
         let name = program
             .name
             .as_ref()
@@ -405,8 +414,13 @@ impl Exporter<'_> {
         } else {
             format!(", files={}", py_str(files_from))
         };
-        // The program's own file, which `Save` may not write over.
-        let mut files = format!("{files}, program_file={}", py_str(&self.file));
+        // The program's own file, which `Save` may not write over, and its
+        // folder as a message names it.
+        let mut files = format!(
+            "{files}, program_file={}, folder={}",
+            py_str(&self.file),
+            py_str(folder)
+        );
         if !declared.is_empty() {
             let _ = write!(files, ", declared={}", py_strs(&declared));
         }

@@ -399,15 +399,18 @@ def int_mod(a, b, where=None):
 
 # The program's frame: running it, routines, conditions, types.
 
-def run(program, files="", program_file=None, declared=()):
+def run(program, files="", program_file=None, folder=None, declared=()):
     """Runs the program's statements; a run-time error is printed as tapec
     prints its first line, with where it happened, and ends with status 1.
     `files`: the program's folder from the script's, where the paths it
     names start (the script's folder itself unless said); `program_file`:
     the program's own file there, which `Save` does not write over;
-    `declared`: the program's own variables that a `var` declares."""
+    `folder`: the program's folder as `tapec export` was given it, which
+    a message naming a file starts from (`_named`); `declared`: the
+    program's own variables that a `var` declares."""
     _declared[None] = set(declared)
     _base[0] = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), files)
+    _folder_as_given[0] = folder
     if program_file is not None:
         _program_file[0] = os.path.join(_base[0], program_file)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4 * MAX_CALL_DEPTH + 200))
@@ -522,6 +525,8 @@ def came_back(values, offset, names=None, mine=None):
     return values
 _depth = [0]
 _base = [None]
+# The program's folder as `tapec export` was given it (see `run`).
+_folder_as_given = [None]
 # The variables a `var` declares: the program's own under None, and each
 # routine's under its function's code.
 _declared = {None: set()}
@@ -2107,6 +2112,42 @@ def _path(path):
     return path if os.path.isabs(path) else os.path.join(_base[0], path)
 
 
+def _named(path, shown=True):
+    """The file at `path` as tapec's messages name it: joined to the
+    program's folder as tapec was given it (`tests/errors/no/such.txt` for
+    `tests/errors/x.tape`), when that is still the program's folder from
+    the current one; else joined to the program's folder's path from the
+    current one, or to its absolute path if tapec was given one. `shown`:
+    without the current folder's `./`, as tapec's errors show it (its
+    `Plot wrote` keeps it)."""
+    given, folder = _folder_as_given[0], os.path.dirname(_path("x"))
+    try:
+        same = given is not None and os.path.samefile(given, folder)
+    except OSError:
+        same = False
+    if not same:
+        try:
+            absolute = given is not None and os.path.isabs(given)
+            given = os.path.abspath(folder) if absolute else os.path.relpath(folder)
+        except ValueError:  # no relative path, as between drives
+            given = os.path.abspath(folder)
+    full = os.path.join(given, path)
+    return _without_current(full) if shown else full
+
+
+def _without_current(full):
+    """`full` without a first `./`, as Rust's `strip_prefix(".")` gives it
+    (tapec's `shown`): the `.` and empty parts at either end go too."""
+    if not (full == "." or full.startswith("./")):
+        return full
+    parts = full.split("/")[1:]
+    while parts and parts[0] in ("", "."):
+        parts.pop(0)
+    while parts and parts[-1] in ("", "."):
+        parts.pop()
+    return "/".join(parts)
+
+
 def _io_reason(e):
     """Why a file could not be read, in tapec's words (the system's own,
     as Rust says them, for the rarer reasons)."""
@@ -2139,7 +2180,7 @@ def _read_bytes(path, where):
         with open(_path(path), "rb") as f:
             return f.read()
     except OSError as e:
-        raise TapeError(where, f"cannot read `{path}`: {_io_reason(e)}")
+        raise TapeError(where, f"cannot read `{_named(path)}`: {_io_reason(e)}")
 
 
 def read_text(path, where=None):
@@ -2183,7 +2224,7 @@ def save(m, path, where=None):
         with open(_path(path), "w", encoding="utf-8") as f:
             f.write(text)
     except OSError as e:
-        raise TapeError(where, f"cannot write `{path}`: {_io_write_reason(e, target)}")
+        raise TapeError(where, f"cannot write `{_named(path)}`: {_io_write_reason(e, target)}")
 
 
 def _real_number(token):
@@ -2400,9 +2441,14 @@ def plot(m, path="", title="", where=None):
         return
     if not path.lower().endswith(".svg"):
         raise TapeError(where, f"Plot draws SVG, but `{path}` names another kind of file")
-    folder = os.path.dirname(_path(path))
+    target = _path(path)
+    folder = os.path.dirname(target)
     if not os.path.isdir(folder):
-        raise TapeError(where, f"cannot write `{path}`: its folder does not exist")
+        # Refused before matplotlib is needed, as writing there would be.
+        try:
+            os.listdir(folder)
+        except OSError as e:
+            raise TapeError(where, f"cannot write `{_named(path)}`: {_io_write_reason(e, target)}")
     try:
         import matplotlib
         matplotlib.use("svg")
@@ -2417,8 +2463,11 @@ def plot(m, path="", title="", where=None):
     axes.set_xlabel("column")
     if title:
         axes.set_title(title)
-    figure.savefig(_path(path), format="svg")
-    sys.stderr.write(f"Plot wrote {path}\n")
+    try:
+        figure.savefig(target, format="svg")
+    except OSError as e:
+        raise TapeError(where, f"cannot write `{_named(path)}`: {_io_write_reason(e, target)}")
+    sys.stderr.write(f"Plot wrote {_named(path, shown=False)}\n")
 
 
 def _replay(tape, name, value):
