@@ -348,10 +348,13 @@ fn exported_scripts_fail_where_tapec_fails() {
 /// arguments of builtins, an index, a `for` bound, a field width), the
 /// Real often one that `Nudge` made of an Integer, on a tape or off it;
 /// the Integer errors beside them; an argument of the wrong kind or
-/// shape, and a builtin's other refusals; a NaN and its place, forward
-/// and in the reverse walk; a condition or a declared variable given the
-/// wrong type; a variable with no value; a tape's result; and `Blame`,
-/// `Nudge` and `CheckBlame` of a value not on the last tape.
+/// shape, an index out of range, a matrix too large, and a builtin's other
+/// refusals; a NaN and its place, forward and in the reverse walk; a
+/// condition or a declared variable given the wrong type; a variable with
+/// no value; calls nested too deep; a tape's result; `Blame`, `Nudge` and
+/// `CheckBlame` of a value not on the last tape; and a file that cannot be
+/// read, written or loaded, named as tapec names it. (Not
+/// `nan_product_overflow`, though it may match: see `FAILS_ELSEWHERE`.)
 const SAME_WORDS: &[&str] = &[
     "div_of_a_real",
     "mod_of_a_nudged_integer",
@@ -422,6 +425,41 @@ const SAME_WORDS: &[&str] = &[
     "unreadable_file",
     "save_no_folder",
     "plot_missing_folder",
+    "broadcast_shapes",
+    "call_depth_1001",
+    "counter_of_a_loop_that_never_ran",
+    "cross_entropy_infinite_logit",
+    "element_in_routine_on_tape",
+    "encode_empty",
+    "error_in_routine_names_its_calls",
+    "hadamard_shapes",
+    "index_out_of_range",
+    "index_past_one_row",
+    "index_zero",
+    "infinite_recursion",
+    "load_absolute_path",
+    "load_blank_line",
+    "load_not_a_number",
+    "load_ragged",
+    "matmul_shapes",
+    "matmul_transpose_fits",
+    "nan_zero_over_zero",
+    "nudge_declared_integer",
+    "nudge_for_counter_in_routine",
+    "nudge_nan_number",
+    "plot_not_svg",
+    "power_of_minus_infinity",
+    "power_of_negative",
+    "result_unset_on_a_path",
+    "row_sum_nan",
+    "sample_negative",
+    "save_over_program",
+    "save_path_not_a_string",
+    "second_nudge",
+    "string_plus_matrix",
+    "tape_in_routine_on_tape",
+    "too_large_matrix",
+    "too_large_product",
 ];
 
 /// Each program of `SAME_WORDS`: its script's error is tapec's first
