@@ -418,6 +418,15 @@ fn long_entries_at_the_prompt_end_in_time() {
             "last",
         ),
         (
+            "an else-if chain of if-else branches",
+            lines(
+                "if 1 > 2 then WriteLn(0)",
+                |i| format!("else if {i} < 0 then if {i} > 1 then WriteLn(1) else WriteLn(2)"),
+                "else WriteLn('last of the branches')",
+            ),
+            "last of the branches",
+        ),
+        (
             "a loop's condition",
             lines(
                 "while (1 > 2)",
