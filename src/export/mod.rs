@@ -627,7 +627,7 @@ impl Exporter<'_> {
                     value
                 };
                 let value = match self.var_params.iter().position(|p| **p == *target.text) {
-                    Some(k) => format!("rt.var_assigned({value}, {k})"),
+                    Some(k) => format!("rt.var_assigned({value}, {k}, {})", py_str(&target.text)),
                     None => value,
                 };
                 self.emit(depth, &format!("{} = {value}", py_name(&target.text)), span);
@@ -1092,6 +1092,25 @@ impl Exporter<'_> {
         format!("rt.unset({}{declared})", py_str(name))
     }
 
+    /// What the `var` argument `arg` names at last, for the runtime
+    /// (`rt.routine`): the running routine's own `var` parameter passes on
+    /// what it names (`rt.via`); another variable declared a type gives
+    /// that type and its name; else `None`.
+    fn var_place(&self, arg: &Expr) -> String {
+        let ExprKind::Name(n) = &arg.kind else {
+            return "None".to_string();
+        };
+        if self.in_routine
+            && let Some(k) = self.var_params.iter().position(|p| **p == *n.text)
+        {
+            return format!("rt.via({k})");
+        }
+        match self.typed.iter().find(|(t, _)| **t == *n.text) {
+            Some((_, ty)) => format!("({}, {})", py_str(ty.name()), py_str(&n.text)),
+            None => "None".to_string(),
+        }
+    }
+
     /// `, local=True` where `name` is the running routine's own variable
     /// (not a `var` parameter), which `Blame`, `Nudge` and `CheckBlame`
     /// do not look for on a tape that ran at another depth of calls.
@@ -1149,6 +1168,18 @@ impl Exporter<'_> {
                         )
                     };
                 }
+            }
+            // What each `var` argument names, where it is declared a
+            // type: an assignment through the parameter must fit it.
+            let places: Vec<String> = r
+                .params
+                .iter()
+                .zip(args)
+                .filter(|(p, _)| p.by_ref)
+                .map(|(_, arg)| self.var_place(&arg.value))
+                .collect();
+            if places.iter().any(|p| p != "None") {
+                values.push(format!("places=({},)", places.join(", ")));
             }
             return Ok(format!("{}({})", py_name(&name.text), values.join(", ")));
         }

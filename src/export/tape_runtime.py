@@ -486,6 +486,10 @@ MAX_CALL_DEPTH = 1000
 # call has returned, those of the call.
 _var_frames = []
 _last_var = [[]]
+# For each routine running, what each of its `var` parameters names at
+# last, through the callers' `var` parameters: the declared type and the
+# name of that variable, or None where it is declared no type.
+_var_places = []
 
 
 def _assigned_last(frame, k):
@@ -496,10 +500,28 @@ def _assigned_last(frame, k):
     frame.append(k)
 
 
-def var_assigned(v, k):
-    """An assignment to the running routine's `k`th `var` parameter: `v`."""
+def var_assigned(v, k, name):
+    """An assignment to the running routine's `k`th `var` parameter, named
+    `name`: `v`, as the variable it names holds it (an Integer widened to
+    a declared Real), or tapec's error where that variable is declared of
+    another type."""
     _assigned_last(_var_frames[-1], k)
+    places = _var_places[-1]
+    if k < len(places) and places[k] is not None:
+        kind, caller = places[k]
+        out = _as_type(v, kind)
+        if out is None:
+            raise TapeError(None, f"`{name}` names the caller's `{caller}`, which is declared "
+                                  f"{kind}, but is given {_kind(v)}")
+        return out
     return v
+
+
+def via(k):
+    """What the running routine's `k`th `var` parameter names, passed on
+    to a routine it calls (see `routine`)."""
+    places = _var_places[-1] if _var_places else ()
+    return places[k] if k < len(places) else None
 
 
 def came_back(values, offset, names=None, mine=None):
@@ -552,7 +574,10 @@ def routine(name, params=(), types=(), function=None, declared=()):
     where there is none, "var Real" for a `var` parameter), as errors of
     the call; and a function's `Result` checked to be set when it returns
     (`function`: where its header is). `declared`: its variables that a
-    `var` declares."""
+    `var` declares. A call's `places` are, for each `var` parameter, the
+    declared type and name of the caller's variable it names, which an
+    assignment to it must fit (`var_assigned`), or None where that is
+    declared no type."""
     def given(a, param, t):
         if t is None:
             return a
@@ -566,17 +591,19 @@ def routine(name, params=(), types=(), function=None, declared=()):
     def wrap(body):
         _declared[body.__code__] = set(declared)
 
-        def call(*args):
+        def call(*args, places=()):
             if _depth[0] >= MAX_CALL_DEPTH:
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
             args = [given(a, p, t) for a, p, t in zip(args, params, types)] + list(args[len(types):])
             _depth[0] += 1
             _var_frames.append([])
+            _var_places.append(places)
             try:
                 out = body(*args)
             finally:
                 _depth[0] -= 1
                 _last_var[0] = _var_frames.pop()
+                _var_places.pop()
             if function and (out[0] if type(out) is tuple else out) is None:
                 raise TapeError(function, f"`{name}` ended without setting `Result`")
             return out
