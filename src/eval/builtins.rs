@@ -178,16 +178,30 @@ impl Interpreter {
                     // Nudge makes an Integer a Real (`knob := 0;` trains).
                     (Value::Int(n, _), Tensor::Scalar(g)) => {
                         if self.declared_type(&name) == Some(TypeName::Integer) {
-                            return fail(
-                                Diagnostic::new(
-                                    span,
+                            // A `var` parameter is the caller's variable,
+                            // and that is what is declared.
+                            let shown = self.shown_name(&name);
+                            let (message, label) = if *shown == *name.text {
+                                (
                                     format!(
-                                        "Nudge would make `{}` a Real, but it is declared Integer",
+                                        "Nudge would make `{shown}` a Real, but it is declared Integer"
+                                    ),
+                                    "declared Integer".to_string(),
+                                )
+                            } else {
+                                (
+                                    format!(
+                                        "Nudge would make `{}` a Real, but it names the caller's \
+                                         `{shown}`, which is declared Integer",
                                         name.text
                                     ),
+                                    format!("names `{shown}`, declared Integer"),
                                 )
-                                .with_label(args[0].value.span, "declared Integer")
-                                .with_hint(format!("declare `{}: Real` to train it", name.text)),
+                            };
+                            return fail(
+                                Diagnostic::new(span, message)
+                                    .with_label(args[0].value.span, label)
+                                    .with_hint(format!("declare `{shown}: Real` to train it")),
                             );
                         }
                         Value::Real(*n as f64 - rate * g, None)

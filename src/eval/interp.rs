@@ -815,7 +815,7 @@ impl Interpreter {
 
     /// The name a variable is shown under on the tape: for a `var`
     /// parameter, the caller's variable's.
-    fn shown_name(&self, name: &Name) -> Rc<str> {
+    pub(crate) fn shown_name(&self, name: &Name) -> Rc<str> {
         match var_param_of(&self.frames, &name.text) {
             Some(at) => self.frames[self.frames.len() - 1].refs[at]
                 .place
