@@ -165,6 +165,14 @@ struct Exporter<'a> {
     /// The program's own variables assigned by a statement written so
     /// far: a `var` declaration of one checks the value it holds.
     assigned_at_top: HashSet<String>,
+    /// The variables the scope being written (the routine's, or the
+    /// program's own) has surely assigned by a statement written so far:
+    /// an assignment at its body's top level, not in a branch or a loop.
+    /// One passed as a `var` argument comes back with a value.
+    assigned_surely: HashSet<String>,
+    /// The globals each routine reads, with the routines it calls, once
+    /// worked out (`globals_read`).
+    globals_read: HashMap<String, HashSet<String>>,
     /// The `var` parameters of the routine being written, in order: an
     /// assignment to one is reported to the runtime (`rt.var_assigned`),
     /// since it may be the last assignment of a tape that called it.
@@ -222,6 +230,8 @@ pub fn python(
         typed: Vec::new(),
         in_routine: false,
         assigned_at_top: HashSet::new(),
+        assigned_surely: HashSet::new(),
+        globals_read: HashMap::new(),
         var_params: Vec::new(),
         whole_var_call: false,
         own: Vec::new(),
@@ -514,7 +524,9 @@ impl Exporter<'_> {
         }
         self.in_routine = true;
         self.declared = declared;
+        let program_assigned = std::mem::take(&mut self.assigned_surely);
         self.block(&r.body, 1)?;
+        self.assigned_surely = program_assigned;
         self.in_routine = false;
         self.declared.clear();
         self.typed.clear();
@@ -609,6 +621,7 @@ impl Exporter<'_> {
                         let mut names = vec!["_result".to_string()];
                         names.extend(back);
                         self.emit(depth, &format!("{} = {call}", names.join(", ")), span);
+                        self.left_unassigned(value, depth, span);
                         "_result".to_string()
                     }
                     None => self.expr(value)?,
@@ -631,6 +644,9 @@ impl Exporter<'_> {
                     None => value,
                 };
                 self.emit(depth, &format!("{} = {value}", py_name(&target.text)), span);
+                if depth == 1 {
+                    self.assigned_surely.insert(target.text.to_string());
+                }
             }
             StmtKind::AssignIndex {
                 target,
@@ -639,17 +655,24 @@ impl Exporter<'_> {
                 value,
             } => {
                 let m = py_name(&target.text);
-                let code = format!(
-                    "{m} = rt.set_element({m}, {}, {}, {})",
+                let set = format!(
+                    "rt.set_element({m}, {}, {}, {})",
                     self.expr(row)?,
                     self.expr(col)?,
                     self.expr(value)?
                 );
-                self.emit(depth, &code, span);
+                // Through a `var` parameter, the matrix is the variable's
+                // at once, wherever it lives.
+                let set = match self.var_params.iter().position(|p| **p == *target.text) {
+                    Some(k) => format!("rt.var_assigned({set}, {k}, {})", py_str(&target.text)),
+                    None => set,
+                };
+                self.emit(depth, &format!("{m} = {set}"), span);
             }
             StmtKind::Expr(e) => {
                 let code = self.procedure_call(e)?;
                 self.emit(depth, &code, span);
+                self.left_unassigned(e, depth, span);
             }
             StmtKind::Block(body) => self.block(body, depth)?,
             StmtKind::If {
@@ -929,11 +952,18 @@ impl Exporter<'_> {
         {
             let rate = self.expr(&rate.value)?;
             let v = py_name(&n.text);
-            let declared = self
-                .typed
-                .iter()
-                .find(|(t, _)| **t == *n.text)
-                .map_or("None".to_string(), |(_, ty)| py_str(ty.name()));
+            // A `var` parameter is the variable it names: its declared
+            // type is that variable's, and a global takes the new value at
+            // once (`rt.var_nudged`).
+            let through = self.var_params.iter().position(|p| **p == *n.text);
+            let declared = match through {
+                Some(k) => format!("rt.var_declared({k})"),
+                None => self
+                    .typed
+                    .iter()
+                    .find(|(t, _)| **t == *n.text)
+                    .map_or("None".to_string(), |(_, ty)| py_str(ty.name())),
+            };
             let mut declared = if declared == "None" {
                 String::new()
             } else {
@@ -943,10 +973,11 @@ impl Exporter<'_> {
                 declared.push_str(", shared=True");
             }
             declared.push_str(self.local_flag(&n.text));
-            return Ok(format!(
-                "{v} = rt.nudge({v}, {}, {rate}{declared})",
-                py_str(&n.text)
-            ));
+            let nudge = format!("rt.nudge({v}, {}, {rate}{declared})", py_str(&n.text));
+            return Ok(match through {
+                Some(k) => format!("{v} = rt.var_nudged({nudge}, {k})"),
+                None => format!("{v} = {nudge}"),
+            });
         }
         match &e.kind {
             ExprKind::Call { name, args }
@@ -1092,11 +1123,51 @@ impl Exporter<'_> {
         format!("rt.unset({}{declared})", py_str(name))
     }
 
-    /// What the `var` argument `arg` names at last, for the runtime
-    /// (`rt.routine`): the running routine's own `var` parameter passes on
-    /// what it names (`rt.via`); another variable declared a type gives
-    /// that type and its name; else `None`.
-    fn var_place(&self, arg: &Expr) -> String {
+    /// After a call of a routine with `var` parameters: each variable it
+    /// was given that may have had no value and that the routine may have
+    /// left unassigned has none again, so that reading it is the error
+    /// tapec gives (`rt.run` reports Python's `NameError` as that), and a
+    /// function's `Result` is None again, so that ending without setting
+    /// it is. The running routine's own `var` parameters need nothing:
+    /// every read of one is checked (`rt.got`).
+    fn left_unassigned(&mut self, e: &Expr, depth: usize, span: Option<Span>) {
+        let ExprKind::Call { name, args } = &e.kind else {
+            return;
+        };
+        let Some(r) = self.routines.get(&*name.text).cloned() else {
+            return;
+        };
+        let mut done: Vec<&str> = Vec::new();
+        for (p, a) in r.params.iter().zip(args) {
+            let (true, ExprKind::Name(n)) = (p.by_ref, &a.value.kind) else {
+                continue;
+            };
+            let text = &*n.text;
+            if done.contains(&text)
+                || self.assigned_surely.contains(text)
+                || (self.in_routine && self.var_params.iter().any(|v| v == text))
+            {
+                continue;
+            }
+            done.push(text);
+            let v = py_name(text);
+            let code = if self.in_routine && text == "Result" {
+                format!("if rt.is_unset({v}): {v} = None")
+            } else {
+                format!("if rt.is_unset({v}): del {v}")
+            };
+            self.emit(depth, &code, span);
+        }
+    }
+
+    /// What the `var` argument `arg` of a call of `routine` names at
+    /// last, for the runtime (`rt.routine`): the running routine's own
+    /// `var` parameter passes on what it names (`rt.via`); another
+    /// variable gives its declared type (or None) and its name, and a
+    /// global that the routine, or one it calls, reads gives its name in
+    /// the script too, so that an assignment through the parameter
+    /// assigns it at once; else `None`.
+    fn var_place(&mut self, routine: &str, arg: &Expr) -> String {
         let ExprKind::Name(n) = &arg.kind else {
             return "None".to_string();
         };
@@ -1105,10 +1176,33 @@ impl Exporter<'_> {
         {
             return format!("rt.via({k})");
         }
-        match self.typed.iter().find(|(t, _)| **t == *n.text) {
-            Some((_, ty)) => format!("({}, {})", py_str(ty.name()), py_str(&n.text)),
-            None => "None".to_string(),
+        let kind = self
+            .typed
+            .iter()
+            .find(|(t, _)| **t == *n.text)
+            .map_or("None".to_string(), |(_, ty)| py_str(ty.name()));
+        let read_there = !self.in_routine && self.globals_read(routine).contains(&*n.text);
+        match (kind.as_str(), read_there) {
+            ("None", false) => "None".to_string(),
+            (_, false) => format!("({kind}, {})", py_str(&n.text)),
+            (_, true) => format!(
+                "({kind}, {}, {})",
+                py_str(&n.text),
+                py_str(&py_name(&n.text))
+            ),
         }
+    }
+
+    /// The globals `routine` reads, and the routines it calls, worked out
+    /// once.
+    fn globals_read(&mut self, routine: &str) -> &HashSet<String> {
+        if !self.globals_read.contains_key(routine) {
+            let mut read = Vec::new();
+            Reach::new(&self.routines).globals_read(routine, &mut read);
+            self.globals_read
+                .insert(routine.to_string(), read.into_iter().collect());
+        }
+        &self.globals_read[routine]
     }
 
     /// `, local=True` where `name` is the running routine's own variable
@@ -1176,7 +1270,7 @@ impl Exporter<'_> {
                 .iter()
                 .zip(args)
                 .filter(|(p, _)| p.by_ref)
-                .map(|(_, arg)| self.var_place(&arg.value))
+                .map(|(_, arg)| self.var_place(&name.text, &arg.value))
                 .collect();
             if places.iter().any(|p| p != "None") {
                 values.push(format!("places=({},)", places.join(", ")));

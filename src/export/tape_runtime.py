@@ -409,6 +409,7 @@ def run(program, files="", program_file=None, folder=None, declared=()):
     a message naming a file starts from (`_named`); `declared`: the
     program's own variables that a `var` declares."""
     _declared[None] = set(declared)
+    _script_globals[0] = program.__globals__
     _base[0] = os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), files)
     _folder_as_given[0] = folder
     if program_file is not None:
@@ -487,9 +488,12 @@ MAX_CALL_DEPTH = 1000
 _var_frames = []
 _last_var = [[]]
 # For each routine running, what each of its `var` parameters names at
-# last, through the callers' `var` parameters: the declared type and the
-# name of that variable, or None where it is declared no type.
+# last, through the callers' `var` parameters: the declared type (or None)
+# and the name of that variable, and where it is a global that some
+# routine reads while the call runs, its name in the script; or None.
 _var_places = []
+# The script's globals, where such a global is assigned at once.
+_script_globals = [{}]
 
 
 def _assigned_last(frame, k):
@@ -507,13 +511,37 @@ def var_assigned(v, k, name):
     another type."""
     _assigned_last(_var_frames[-1], k)
     places = _var_places[-1]
-    if k < len(places) and places[k] is not None:
-        kind, caller = places[k]
+    place = places[k] if k < len(places) else None
+    if place is None:
+        return v
+    kind, caller = place[0], place[1]
+    if kind is not None:
         out = _as_type(v, kind)
         if out is None:
             raise TapeError(None, f"`{name}` names the caller's `{caller}`, which is declared "
                                   f"{kind}, but is given {_kind(v)}")
-        return out
+        v = out
+    if len(place) > 2:
+        # A global that a routine reads before this call returns: it
+        # holds the value at once, as in tapec.
+        _script_globals[0][place[2]] = v
+    return v
+
+
+def var_declared(k):
+    """The declared type (or None) and the name of the variable the
+    running routine's `k`th `var` parameter names, for `nudge`."""
+    place = via(k)
+    return None if place is None else (place[0], place[1])
+
+
+def var_nudged(v, k):
+    """`v`, what `Nudge` made of the running routine's `k`th `var`
+    parameter: a global it names that a routine reads while the call runs
+    takes it at once (see `var_assigned`)."""
+    place = via(k)
+    if place is not None and len(place) > 2:
+        _script_globals[0][place[2]] = v
     return v
 
 
@@ -574,10 +602,10 @@ def routine(name, params=(), types=(), function=None, declared=()):
     where there is none, "var Real" for a `var` parameter), as errors of
     the call; and a function's `Result` checked to be set when it returns
     (`function`: where its header is). `declared`: its variables that a
-    `var` declares. A call's `places` are, for each `var` parameter, the
-    declared type and name of the caller's variable it names, which an
-    assignment to it must fit (`var_assigned`), or None where that is
-    declared no type."""
+    `var` declares. A call's `places` are, for each `var` parameter, what
+    `_var_places` holds: the declared type and name of the caller's
+    variable it names, which an assignment to it must fit, and the name of
+    a global that it must assign at once (`var_assigned`)."""
     def given(a, param, t):
         if t is None:
             return a
@@ -985,6 +1013,12 @@ class _Unset:
 
 
 UNSET = _Unset()
+
+
+def is_unset(v):
+    """Whether `v` is the mark a variable with no value went into a call
+    as, and came back as, unassigned."""
+    return type(v) is _Unset
 
 
 def unset(name, declared=False):
@@ -1579,14 +1613,20 @@ def counting(name, turns):
 
 def nudge(v, name, rate, declared=None, where=None, shared=False, local=False):
     """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
-    variable declared Integer cannot take the Real it makes, and a
+    variable declared Integer (`declared`, or for a `var` parameter the
+    declared type and name of the caller's variable it names) cannot take
+    the Real it makes, and a
     routine's global (`shared`) cannot be a running loop's counter."""
     _on_the_tape(v, name, "Nudge", where, local)
     if shared and name in _counting:
         raise TapeError(where, f"`{name}` is the counter of a `for` loop that is running: Nudge cannot change it")
     rate = _number_arg(rate, "Nudge", 2, where)
-    if declared == "Integer":
+    kind, caller = declared if type(declared) is tuple else (declared, None)
+    if kind == "Integer" and caller is None:
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
+    if kind == "Integer":
+        raise TapeError(where, f"Nudge would make `{name}` a Real, but it names the caller's "
+                               f"`{caller}`, which is declared Integer")
     g = _blame_of(v)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
     if type(new) is float and new != new:
