@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 
+mod prompt;
 mod watchdog;
 use watchdog::within_watchdog;
 
@@ -351,20 +352,7 @@ fn a_tape_whose_arrows_pass_every_row_is_refused_at_once_for_every_picture() {
 /// and stderr.
 fn piped_in_time(name: &str, input: String) -> (String, String) {
     within_watchdog(&format!("the piped prompt session of {name}"), move || {
-        use std::io::Write;
-        use std::process::{Command, Stdio};
-        let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
-            .args(["repl", "--color", "never"])
-            .env("HOME", std::env::temp_dir())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start tapec repl");
-        let mut stdin = child.stdin.take().expect("stdin");
-        let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-        let output = child.wait_with_output().expect("tapec ends");
-        writer.join().expect("the writer").expect("write the input");
+        let output = prompt::piped(input.as_bytes());
         (
             String::from_utf8_lossy(&output.stdout).into_owned(),
             String::from_utf8_lossy(&output.stderr).into_owned(),

@@ -2,27 +2,8 @@
 //! too (`:load` of a missing file, `:graph` into a missing folder), and
 //! only echoes and program output to stdout.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
-/// What `tapec repl` prints and its exit status, given `input` on a pipe.
-fn piped(input: &[u8]) -> std::process::Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
-        .args(["repl", "--color", "never"])
-        .env("HOME", std::env::temp_dir())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start tapec repl");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write");
-    child.wait_with_output().expect("tapec ends")
-}
+mod prompt;
+use prompt::piped;
 
 #[test]
 fn command_errors_are_diagnostics_on_stderr() {
