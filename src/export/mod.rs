@@ -524,7 +524,12 @@ impl Exporter<'_> {
         }
         self.in_routine = true;
         self.declared = declared;
-        let program_assigned = std::mem::take(&mut self.assigned_surely);
+        // A parameter given by value has its value from the start.
+        let by_value = r.params.iter().filter(|p| !p.by_ref);
+        let program_assigned = std::mem::replace(
+            &mut self.assigned_surely,
+            by_value.map(|p| p.name.text.to_string()).collect(),
+        );
         self.block(&r.body, 1)?;
         self.assigned_surely = program_assigned;
         self.in_routine = false;
@@ -1263,8 +1268,9 @@ impl Exporter<'_> {
                     };
                 }
             }
-            // What each `var` argument names, where it is declared a
-            // type: an assignment through the parameter must fit it.
+            // What each `var` argument names, where it is declared a type
+            // or is a global the routine reads: an assignment through the
+            // parameter must fit that type, and sets that global at once.
             let places: Vec<String> = r
                 .params
                 .iter()
