@@ -162,6 +162,9 @@ struct Exporter<'a> {
     typed: Vec<(String, TypeName)>,
     /// Inside a routine's body (where a tape is not translated yet).
     in_routine: bool,
+    /// Inside a function's body, where `Result` is the function's (in a
+    /// procedure it is a name like any other).
+    in_function: bool,
     /// The program's own variables assigned by a statement written so
     /// far: a `var` declaration of one checks the value it holds.
     assigned_at_top: HashSet<String>,
@@ -229,6 +232,7 @@ pub fn python(
         repeats: 0,
         typed: Vec::new(),
         in_routine: false,
+        in_function: false,
         assigned_at_top: HashSet::new(),
         assigned_surely: HashSet::new(),
         globals_read: HashMap::new(),
@@ -523,6 +527,7 @@ impl Exporter<'_> {
             self.emit(1, &format!("global {}", globals.join(", ")), None);
         }
         self.in_routine = true;
+        self.in_function = r.is_function;
         self.declared = declared;
         // A parameter given by value has its value from the start.
         let by_value = r.params.iter().filter(|p| !p.by_ref);
@@ -533,6 +538,7 @@ impl Exporter<'_> {
         self.block(&r.body, 1)?;
         self.assigned_surely = program_assigned;
         self.in_routine = false;
+        self.in_function = false;
         self.declared.clear();
         self.typed.clear();
         self.var_params.clear();
@@ -661,10 +667,11 @@ impl Exporter<'_> {
             } => {
                 let m = py_name(&target.text);
                 let set = format!(
-                    "rt.set_element({m}, {}, {}, {})",
+                    "rt.set_element({m}, {}, {}, {}, {})",
                     self.expr(row)?,
                     self.expr(col)?,
-                    self.expr(value)?
+                    self.expr(value)?,
+                    py_str(&target.text)
                 );
                 // Through a `var` parameter, the matrix is the variable's
                 // at once, wherever it lives.
@@ -820,7 +827,7 @@ impl Exporter<'_> {
                         .iter()
                         .zip(&names)
                         .map(|(n, py)| {
-                            if var_first.contains(n) && !(self.in_routine && n == "Result") {
+                            if var_first.contains(n) && !(self.in_function && n == "Result") {
                                 format!("{scope}.get({}, {})", py_str(py), self.unset(n))
                             } else {
                                 py.clone()
@@ -1123,7 +1130,7 @@ impl Exporter<'_> {
     /// `Result` is).
     fn unset(&self, name: &str) -> String {
         let declared =
-            self.declared.iter().any(|d| d == name) || (self.in_routine && name == "Result");
+            self.declared.iter().any(|d| d == name) || (self.in_function && name == "Result");
         let declared = if declared { ", True" } else { "" };
         format!("rt.unset({}{declared})", py_str(name))
     }
@@ -1156,7 +1163,7 @@ impl Exporter<'_> {
             }
             done.push(text);
             let v = py_name(text);
-            let code = if self.in_routine && text == "Result" {
+            let code = if self.in_function && text == "Result" {
                 format!("if rt.is_unset({v}): {v} = None")
             } else {
                 format!("if rt.is_unset({v}): del {v}")
@@ -1256,7 +1263,7 @@ impl Exporter<'_> {
             };
             for ((p, arg), value) in r.params.iter().zip(args).zip(values.iter_mut()) {
                 if let (true, ExprKind::Name(n)) = (p.by_ref, &arg.value.kind) {
-                    *value = if &*n.text == "Result" && self.in_routine {
+                    *value = if &*n.text == "Result" && self.in_function {
                         // A function's `Result` starts as None.
                         format!("({} if Result is None else Result)", self.unset("Result"))
                     } else {
@@ -1571,9 +1578,7 @@ fn first_reads(stmts: &[Stmt], reach: &mut Reach, set: &mut Vec<String>, leaves:
 /// `passed` those it passes to a routine's `var` parameters.
 fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>, passed: &mut Vec<String>) {
     match &e.kind {
-        ExprKind::Name(n) if reach.routines.contains_key(&*n.text) => {
-            reach.globals_read(&n.text, into)
-        }
+        ExprKind::Name(n) if reach.routines.contains_key(&*n.text) => reach.called(&n.text, into),
         ExprKind::Name(n)
             if !reach.routines.contains_key(&*n.text)
                 && declarations::find(&n.text).is_none()
@@ -1598,7 +1603,7 @@ fn expr_reads(e: &Expr, reach: &mut Reach, into: &mut Vec<String>, passed: &mut 
                 expr_reads(&a.value, reach, into, passed);
             }
             if reach.routines.contains_key(&*name.text) {
-                reach.globals_read(&name.text, into);
+                reach.called(&name.text, into);
             }
         }
         ExprKind::Index { target, row, col } => {
@@ -1631,6 +1636,9 @@ struct Reach<'a> {
     cut: bool,
     /// The tape's leaves first named as a routine's `var` argument.
     var_first: Vec<String>,
+    /// The globals read by the routines the innermost routine being
+    /// worked out calls: globals whatever that routine's own names are.
+    from_calls: Vec<String>,
 }
 
 impl<'a> Reach<'a> {
@@ -1641,6 +1649,22 @@ impl<'a> Reach<'a> {
             known: HashMap::new(),
             cut: false,
             var_first: Vec::new(),
+            from_calls: Vec::new(),
+        }
+    }
+
+    /// A call of routine `name` read where the reads go to `into`: the
+    /// globals it reads are the tape's reads when no routine is being
+    /// worked out; inside one, they are that routine's globals even where
+    /// it has a variable of the same name, so they are kept apart from
+    /// its own reads (`from_calls`).
+    fn called(&mut self, name: &str, into: &mut Vec<String>) {
+        if self.working.is_empty() {
+            self.globals_read(name, into);
+        } else {
+            let mut from_calls = std::mem::take(&mut self.from_calls);
+            self.globals_read(name, &mut from_calls);
+            self.from_calls = from_calls;
         }
     }
 
@@ -1670,9 +1694,14 @@ impl<'a> Reach<'a> {
         let mut set = own.clone();
         // The routine's own reads are not the tape's.
         let var_first = std::mem::take(&mut self.var_first);
+        let outer_calls = std::mem::take(&mut self.from_calls);
         first_reads(&r.body, self, &mut set, &mut read);
         self.var_first = var_first;
-        let globals: Vec<String> = read.into_iter().filter(|n| !own.contains(n)).collect();
+        let from_calls = std::mem::replace(&mut self.from_calls, outer_calls);
+        let mut globals: Vec<String> = read.into_iter().filter(|n| !own.contains(n)).collect();
+        for g in &from_calls {
+            push_new(&mut globals, g);
+        }
         for g in &globals {
             push_new(into, g);
         }

@@ -1622,7 +1622,7 @@ def nudge(v, name, rate, declared=None, where=None, shared=False, local=False):
         raise TapeError(where, f"`{name}` is the counter of a `for` loop that is running: Nudge cannot change it")
     rate = _number_arg(rate, "Nudge", 2, where)
     kind, caller = declared if type(declared) is tuple else (declared, None)
-    if kind == "Integer" and caller is None:
+    if kind == "Integer" and caller in (None, name):
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
     if kind == "Integer":
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it names the caller's "
@@ -1772,14 +1772,16 @@ def element(m, i, j, where=None):
     return _real_of(m[r, c])
 
 
-def set_element(m, i, j, x, where=None):
-    """`m[i, j] := x`: a new matrix; a copy of `m` elsewhere keeps its value."""
+def set_element(m, i, j, x, name, where=None):
+    """`name[i, j] := x`, where `name` holds `m`: a new matrix; a copy of
+    `m` elsewhere keeps its value. Checked in tapec's order: the element,
+    then the variable, then the indices."""
     if _tape[0] is not None and _tape[0].open:
         raise TapeError(where, "an element cannot be changed inside a tape")
-    if not _is_matrix(m):
-        raise TapeError(where, f"only a matrix can be indexed, but this is {_kind(m)}")
     if not _number(x):
-        raise TapeError(where, f"a matrix element is a number, not {_kind(x)}")
+        raise TapeError(where, f"a matrix element must be a number, but this is {_kind(x)}")
+    if not _is_matrix(m):
+        raise TapeError(where, f"`{name}` is {_kind(m)}, not a matrix")
     r = _index(i, m.shape[0], "row", where)
     c = _index(j, m.shape[1], "column", where)
     if not _held_once(_holders(m)):
