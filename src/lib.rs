@@ -425,27 +425,53 @@ fn relative_folder(from: &Path, to: &Path) -> String {
 /// `files_from` is the program's folder from the script's (empty: the same).
 pub fn export_python(opts: &RunOptions, files_from: &str, err: &mut dyn Write) -> Option<String> {
     let mut sources = SourceMap::default();
-    let loaded = match load(opts, &mut sources) {
+    let loaded = load(opts, &mut sources);
+    export_loaded(opts, loaded, &sources, files_from, err)
+}
+
+/// Program bytes exported as if they were the file `fuzz.tape`: the script,
+/// or the diagnostics rendered without colour. What the property tests and
+/// the fuzz target call: it must end through one or the other, never a
+/// panic, whatever the bytes are.
+pub fn export_untrusted(bytes: Vec<u8>) -> Result<String, String> {
+    with_big_stack(move || {
+        let opts = RunOptions::new("fuzz.tape");
+        let mut sources = SourceMap::default();
+        let loaded = load_bytes("fuzz.tape", bytes, &mut sources);
+        let mut err = Vec::new();
+        export_loaded(&opts, loaded, &sources, "", &mut err)
+            .ok_or_else(|| String::from_utf8_lossy(&err).into_owned())
+    })
+}
+
+fn export_loaded(
+    opts: &RunOptions,
+    loaded: Result<Loaded, Vec<Diagnostic>>,
+    sources: &SourceMap,
+    files_from: &str,
+    err: &mut dyn Write,
+) -> Option<String> {
+    let loaded = match loaded {
         Ok(loaded) => loaded,
         Err(errors) => {
-            report(&sources, &errors, opts.color, err);
+            report(sources, &errors, opts.color, err);
             return None;
         }
     };
     // The checks' warnings are said where the program is read, as `run`
     // and `check` say them: the script itself does not repeat them.
     if !loaded.warnings.is_empty() {
-        report(&sources, &loaded.warnings, opts.color, err);
+        report(sources, &loaded.warnings, opts.color, err);
     }
     let file = opts.path.file_name().map_or_else(
         || opts.path.display().to_string(),
         |f| f.to_string_lossy().into_owned(),
     );
     let folder = paths_folder(&opts.path).display().to_string();
-    match export::python(&loaded.program, &file, &folder, files_from, &sources) {
+    match export::python(&loaded.program, &file, &folder, files_from, sources) {
         Ok(script) => Some(script),
         Err(d) => {
-            report(&sources, &[*d], opts.color, err);
+            report(sources, &[*d], opts.color, err);
             None
         }
     }

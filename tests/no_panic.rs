@@ -51,6 +51,21 @@ fn ends_cleanly(bytes: Vec<u8>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+/// `tapec export` of the bytes ends with a script or with a diagnostic,
+/// never a panic (nor a stack overflow, which would abort the test run).
+fn exports_cleanly(bytes: Vec<u8>) -> Result<(), TestCaseError> {
+    let shown = String::from_utf8_lossy(&bytes).into_owned();
+    let what = format!("the export of {shown:?}");
+    let exported = within_watchdog(&what, move || tapec::export_untrusted(bytes));
+    if let Err(err) = exported {
+        prop_assert!(
+            err.contains("Error"),
+            "export refused without a diagnostic for {shown:?}: {err}"
+        );
+    }
+    Ok(())
+}
+
 fn course_programs() -> &'static Vec<String> {
     static PROGRAMS: OnceLock<Vec<String>> = OnceLock::new();
     PROGRAMS.get_or_init(|| {
@@ -319,6 +334,26 @@ proptest! {
         let programs = course_programs();
         let text = &programs[which.index(programs.len())];
         ends_cleanly(mutate(text, &mutations))?;
+    }
+
+    #[test]
+    fn token_soups_export_cleanly(bytes in token_soup()) {
+        exports_cleanly(bytes)?;
+    }
+
+    #[test]
+    fn mutated_programs_export_cleanly(
+        which in any::<prop::sample::Index>(),
+        mutations in prop::collection::vec(mutation(), 1..6),
+    ) {
+        let programs = course_programs();
+        let text = &programs[which.index(programs.len())];
+        exports_cleanly(mutate(text, &mutations))?;
+    }
+
+    #[test]
+    fn deep_prefixes_export_cleanly(bytes in deep_prefix()) {
+        exports_cleanly(bytes)?;
     }
 
     #[test]
