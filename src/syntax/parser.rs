@@ -200,6 +200,33 @@ fn common_mistake(
             return d;
         }
     }
+    // `if x := 3 then`: an assignment where a condition is.
+    if let Some(Token::Assign) = found {
+        let condition = tokens[..at].iter().rev().find_map(|(t, span)| match t {
+            Token::If | Token::While | Token::Until => Some(Some((t, span))),
+            Token::Semi
+            | Token::Then
+            | Token::Do
+            | Token::Else
+            | Token::Begin
+            | Token::Repeat
+            | Token::Tape
+            | Token::End => Some(None),
+            _ => None,
+        });
+        if let Some(Some((keyword, keyword_span))) = condition {
+            let example = match keyword {
+                Token::If => "if x = 3 then",
+                Token::While => "while x = 3 do",
+                _ => "until x = 3",
+            };
+            let span = Span::new(keyword_span.source, error.span().start, error.span().end);
+            return Diagnostic::new(span, "`:=` assigns, but a condition is expected here")
+                .with_label(span, "an assignment")
+                .with_label(*keyword_span, format!("the condition of this {keyword}"))
+                .with_hint(format!("a comparison is written with one `=`: `{example}`"));
+        }
+    }
     // `x[2]`: an element with one index.
     if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
         let mut d = d;
