@@ -391,8 +391,9 @@ impl Interpreter {
                 let first = self.index(v(1), s(1), count, what)?;
                 let n = self.int_arg(b, &vals, 2)?;
                 if n < 1 || n as u64 > (count - first) as u64 {
+                    let has = if count == 1 { "" } else { "s" };
                     return fail(Diagnostic::new(s(2), format!(
-                        "{} cannot take {n} {what}s from {what} {}: the matrix has {count} {what}s",
+                        "{} cannot take {n} {what}s from {what} {}: the matrix has {count} {what}{has}",
                         b.name,
                         first + 1
                     ))
