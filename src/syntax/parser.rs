@@ -173,6 +173,29 @@ fn common_mistake(
                 .with_hint(format!("did you mean `{keyword}`?"));
         }
     }
+    // `elseif`, `elsif`, `elif`: other languages' words for `else if`.
+    // Found where a statement goes on, or read as a statement of its own.
+    fn else_if(t: Option<&(Token, Span)>) -> Option<(&str, Span)> {
+        match t {
+            Some((Token::Ident(word), span))
+                if ["elseif", "elsif", "elif"]
+                    .iter()
+                    .any(|w| word.eq_ignore_ascii_case(w)) =>
+            {
+                Some((word.as_str(), *span))
+            }
+            _ => None,
+        }
+    }
+    let found_word = found
+        .is_some_and(|t| matches!(t, Token::Ident(_)))
+        .then(|| else_if(tokens.get(at)))
+        .flatten();
+    if let Some((word, span)) = found_word.or_else(|| else_if(before)) {
+        return Diagnostic::new(span, format!("there is no `{word}`: write `else if`"))
+            .with_label(span, "not a keyword of the language")
+            .with_hint("an `if` in the `else` of an `if` continues the chain: `if x = 1 then ... else if x = 2 then ...`");
+    }
     // A statement ended, a new line began, and no `;` stands between.
     if let (Some(found), Some((_, last))) = (found, before)
         && expects(Token::Semi)
