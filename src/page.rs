@@ -274,10 +274,11 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
         lines.push(shown);
     }
     let start = format!(
-        "Step 0 of {}: the tape holds {n} records, each with the value the forward run gave \
+        "Step 0 of {}: the tape holds {n} record{}, each with the value the forward run gave \
          it. No blame is known yet: the reverse walk has not started, so every box says \
          \u{201c}not yet\u{201d}. Step forward to start the walk at the tape's result.",
-        steps.len()
+        steps.len(),
+        if n == 1 { "" } else { "s" }
     );
     let data = json!({
         "title": title,

@@ -713,6 +713,28 @@ fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
     assert!(data.to_string().contains("<!--<script>"), "{data}");
 }
 
+/// The page's first words count the tape's records in plain English: a
+/// tape of one number holds "1 record".
+#[test]
+fn a_walk_page_counts_its_records_in_words() {
+    for (body, count) in [("r := 2.5;", "1 record,"), ("r := 2.5 * 2;", "3 records,")] {
+        let dir = scratch().join(format!("count {}", count.len()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let program = dir.join("count.tape");
+        std::fs::write(&program, format!("tape\n  {body}\nend;\n")).unwrap();
+        let page = dir.join("walk.html");
+        assert_eq!(write_picture(&program, &page), 0);
+        let html = std::fs::read_to_string(&page).expect("page written");
+        let data: serde_json::Value =
+            serde_json::from_str(walk_data(&html)).expect("the data parses");
+        let start = data["start"].as_str().unwrap();
+        assert!(
+            start.contains(&format!("the tape holds {count}")),
+            "{start}"
+        );
+    }
+}
+
 /// The walk's data in a walk page: the JSON its `<script>` element holds.
 fn walk_data(html: &str) -> &str {
     html.split_once("<script id=\"walk-data\" type=\"application/json\">")
