@@ -13,7 +13,7 @@ use chumsky::error::RichPattern;
 use chumsky::input::ValueInput;
 use chumsky::prelude::*;
 
-use super::lexer::{Token, lex};
+use super::lexer::{KEYWORDS, Token, lex};
 use super::tree::*;
 use crate::diagnostic::{Diagnostic, SourceId, Span};
 
@@ -249,6 +249,21 @@ fn common_mistake(
                 .with_label(*keyword_span, format!("the condition of this {keyword}"))
                 .with_hint(format!("a comparison is written with one `=`: `{example}`"));
         }
+    }
+    // `to := 1;`, `for do := ...`, `var end: Integer;`: a keyword where a
+    // name is, followed by what follows a variable's name.
+    if let Some((keyword, span)) = tokens.get(at)
+        && KEYWORDS.iter().any(|(_, k, _)| k == keyword)
+        && matches!(tokens.get(at + 1), Some((Token::Assign | Token::Colon, _)))
+    {
+        let span = *span;
+        let word = &text[span.start..span.end];
+        return Diagnostic::new(
+            span,
+            format!("`{word}` is a word of the language, so it cannot name a variable"),
+        )
+        .with_label(span, "a keyword")
+        .with_hint(format!("choose another name, such as `{word}1`"));
     }
     // `x[2]`: an element with one index.
     if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
