@@ -34,7 +34,7 @@ pub const WALK_PROMPT: &str = "walk> ";
 const HELP: &str = "\
 Enter statements; each runs when it is complete.
   tape            open a tape: statements are recorded until `end;`
-  :help NAME      a builtin (Tanh), keyword (tape), command (:walk) or your routine explained
+  :help NAME      a builtin (Tanh), keyword (tape), operator (*), command (:walk) or your routine
   :vars           every variable with its shape
   :tape [all]     the records of the open or last tape (a long one summarised)
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
@@ -51,7 +51,7 @@ Enter statements; each runs when it is complete.
 const NOTEBOOK_HELP: &str = "\
 Enter statements; a cell runs them one by one, as the prompt does.
   tape            open a tape: statements are recorded until `end;`, in this cell or a later one
-  :help NAME      a builtin (Tanh), keyword (tape), command (:walk) or your routine explained
+  :help NAME      a builtin (Tanh), keyword (tape), operator (*), command (:walk) or your routine
   :vars           every variable with its shape
   :tape [all]     the records of the open or last tape (a long one summarised)
   :blame NAME     the blame of NAME, a number or a matrix (Blame(NAME))
@@ -986,6 +986,10 @@ impl Repl {
 
     /// `:help NAME`: the builtin's declaration, as a reader wants it.
     fn help(&mut self, name: &str) {
+        if let Some(help) = crate::syntax::lexer::operator_help(name) {
+            self.say(&format!("{name} (an operator): {help}\n"));
+            return;
+        }
         if let Some(command) = name.strip_prefix(':') {
             let word = command.split_whitespace().next().unwrap_or("");
             match command_help(word, self.notebook) {
@@ -1040,9 +1044,10 @@ impl Repl {
                             .iter()
                             .map(|(word, _, _)| *word),
                     )
+                    .chain(crate::syntax::lexer::OPERATORS.iter().map(|(op, _)| *op))
                     .chain(routines.iter().map(String::as_str));
                 let mut d = self.sources.unplaced(format!(
-                    "there is no builtin, keyword or routine called `{name}`"
+                    "there is no builtin, keyword, operator or routine called `{name}`"
                 ));
                 d = match crate::diagnostic::near_miss(name, names) {
                     Some(close) => d.with_hint(format!("did you mean `{close}`?")),

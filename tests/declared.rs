@@ -157,7 +157,7 @@ fn help_prints_each_builtins_signature_doc_and_example_and_each_keywords_help() 
     }
     let err = tapec::repl::transcript(":help Tahn");
     assert!(
-        err.contains("no builtin, keyword or routine called `Tahn`")
+        err.contains("no builtin, keyword, operator or routine called `Tahn`")
             && err.contains("did you mean `Tanh`?"),
         "{err}"
     );

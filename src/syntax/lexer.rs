@@ -355,6 +355,63 @@ pub const KEYWORDS: &[(&str, Token, &str)] = &[
     ("false", Token::False, "the Boolean false"),
 ];
 
+/// The operators, each with what `:help OP` says of it (one line, then an
+/// example).
+pub const OPERATORS: &[(&str, &str)] = &[
+    (
+        ":=",
+        "gives a variable a value, or a matrix one element: `x := 3;`, `m[1, 2] := 0.5;` (a comparison is written `=`)",
+    ),
+    (
+        "+",
+        "adds numbers, or matrices element by element (a number, a 1×1, a 1×n row or an m×1 column is spread over the other side), and joins strings: `x + b`, `'a' + 'b'`",
+    ),
+    (
+        "-",
+        "subtracts, spreading as `+` does; before a value, negates it: `a - b`, `-x`",
+    ),
+    (
+        "*",
+        "multiplies numbers, scales a matrix by a number, and of two matrices is the matrix product (the left one's columns are as many as the right one's rows): `e * Wq`; element by element is `Hadamard(a, b)`",
+    ),
+    (
+        "/",
+        "divides, element by element and spreading as `+` does, and always gives Reals: `7 / 2` is 3.5 (a whole-number division is `div`)",
+    ),
+    (
+        "=",
+        "true when two values of one type are equal (an Integer and a Real compare as numbers): `if n = 3 then ...` (a value is given with `:=`)",
+    ),
+    (
+        "<>",
+        "true when two values of one type differ: `while s <> 'end' do ...`",
+    ),
+    (
+        "<",
+        "compares two numbers, or two strings by code point: `if x < 0 then ...`",
+    ),
+    (
+        "<=",
+        "compares two numbers, or two strings by code point: `while i <= n do ...`",
+    ),
+    (
+        ">",
+        "compares two numbers, or two strings by code point: `if loss > 1 then ...`",
+    ),
+    (
+        ">=",
+        "compares two numbers, or two strings by code point: `until step >= 100`",
+    ),
+];
+
+/// What `:help OP` says of an operator, if `op` is one.
+pub fn operator_help(op: &str) -> Option<&'static str> {
+    OPERATORS
+        .iter()
+        .find(|(o, _)| *o == op)
+        .map(|(_, help)| *help)
+}
+
 fn keyword(word: &str) -> Option<Token> {
     let word = word.to_ascii_lowercase();
     KEYWORDS
@@ -607,6 +664,23 @@ fn lex_into(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_operator_with_help_is_one_token_and_has_an_example() {
+        for (op, help) in OPERATORS {
+            let tokens = kinds(op);
+            assert_eq!(tokens.len(), 1, "{op}: {tokens:?}");
+            assert_ne!(tokens[0], Token::Error, "{op}");
+            // An example in backquotes that uses it.
+            assert!(
+                help.split('`')
+                    .skip(1)
+                    .step_by(2)
+                    .any(|code| code.contains(op)),
+                "{op}: no example in {help:?}"
+            );
+        }
+    }
 
     fn kinds(text: &str) -> Vec<Token> {
         let (tokens, errors) = lex(text, 0);
