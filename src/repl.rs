@@ -625,7 +625,11 @@ impl Repl {
         let steps = match self.interp.tape.walk_steps() {
             Some(steps) if !self.interp.tape_is_open() => steps,
             _ => {
-                self.say("no walked tape yet: close a tape with `end;` first\n");
+                self.refuse(
+                    "there is no walked tape yet".to_string(),
+                    "close a tape with `end;` first; then `:walk` steps through its walk"
+                        .to_string(),
+                );
                 return;
             }
         };
@@ -1171,7 +1175,11 @@ impl Repl {
             }
             "graph" if !rest.is_empty() => {
                 if self.interp.tape.records.is_empty() {
-                    self.say("no tape yet\n");
+                    self.refuse(
+                        "there is no tape yet to draw".to_string(),
+                        "record one with `tape ... end;` (an open tape is drawn as it stands)"
+                            .to_string(),
+                    );
                 } else {
                     match crate::graph::write(
                         &mut self.interp.tape,
