@@ -2310,6 +2310,32 @@ def _real_number(token):
     return None
 
 
+_DEBUG_ESCAPES = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n",
+                  "\\": "\\\\", "'": "\\'", '"': '\\"'}
+
+
+def _escape_debug(text):
+    """`text` as Rust's `str::escape_debug` writes it: `\\`, quotes and
+    `\\n` escaped, a character that does not print (a control, a format
+    character, a space other than ' ') as `\\u{a0}`, and so is a first
+    character that extends the one before it (a combining accent)."""
+    import unicodedata
+    out = []
+    for n, c in enumerate(text):
+        if c in _DEBUG_ESCAPES:
+            out.append(_DEBUG_ESCAPES[c])
+        elif not c.isprintable() or (n == 0 and unicodedata.category(c) in ("Mn", "Me")):
+            out.append("\\u{%x}" % ord(c))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _clipped(token):
+    """A token's first 40 characters and `...`, as tapec shows a long one."""
+    return token[:40] + "..." if len(token) > 40 else token
+
+
 def load(path, where=None):
     """`Load(path)`: rows of numbers separated by spaces or tabs, refused as
     tapec refuses them (src/eval/files.rs)."""
@@ -2345,7 +2371,7 @@ def load(path, where=None):
                 refuse(i + 1, column, f"row {len(rows) + 1} has more numbers than the {width} of row 1")
             x = _real_number(token)
             if x is None:
-                refuse(i + 1, column, f"`{token}` is not a number")
+                refuse(i + 1, column, f"`{_escape_debug(_clipped(token))}` is not a number")
             row.append(x)
         if width is not None and len(row) < width:
             plural = "" if len(row) == 1 else "s"
@@ -2353,7 +2379,7 @@ def load(path, where=None):
         width = len(row) if width is None else width
         rows.append(row)
     if not rows:
-        raise TapeError(where, f"`{path}` is not a matrix: it holds no numbers")
+        refuse(1, 1, "the file holds no numbers")
     return _torch().tensor(rows, **_made_as())
 
 
