@@ -592,3 +592,52 @@ fn export_to(program: &Path, script: &Path) -> std::process::Output {
         .output()
         .expect("run tapec export")
 }
+
+/// A program whose reader stops reading (`| head -1`) runs on, as in
+/// tapec: its output is dropped, its files are still written, and an
+/// error after that still ends it with tapec's first line and status 1.
+#[test]
+fn exported_scripts_run_on_when_no_one_reads_their_output() {
+    let Some(python) = python_or_not_run("the export's closed output test") else {
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("tapec-export-closed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("closed.tape");
+    std::fs::write(
+        &program,
+        "for i := 1 to 100000 do WriteLn(i);\nSave([[1, 2]], 'saved.txt');\nWriteLn(1 div 0);\n",
+    )
+    .unwrap();
+    let script = dir.join("closed.py");
+    assert!(export_to(&program, &script).status.success());
+    // stdout a pipe whose reading end is closed before anything is written.
+    let unread = |command: &mut Command| {
+        let mut child = command
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let saved = std::fs::remove_file(dir.join("saved.txt")).is_ok();
+        (
+            err.lines().next().map(str::to_string),
+            out.status.code(),
+            saved,
+        )
+    };
+    let tapec = unread(
+        Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("run")
+            .arg(&program),
+    );
+    assert_eq!(
+        tapec,
+        (Some("Error: `div` by zero".to_string()), Some(1), true)
+    );
+    let said = unread(Command::new(&python).arg(&script));
+    assert_eq!(said, tapec);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -424,7 +424,7 @@ def run(program, files="", program_file=None, folder=None, declared=()):
     try:
         program()
     except TapeError as e:
-        sys.stdout.flush()
+        _flush()
         sys.stderr.write(f"Error: {e.message}\n  at {e.where}\n")
         sys.exit(1)
     except NameError as e:
@@ -447,7 +447,7 @@ def run(program, files="", program_file=None, folder=None, declared=()):
         shown = name[:-1] if name.endswith("_") else name
         declared = " is declared but" if shown in _declared[_scope_of(name, frames)] else ""
         where = _place(last, frames[-1].tb_lineno)
-        sys.stdout.flush()
+        _flush()
         sys.stderr.write(f"Error: `{shown}`{declared} has no value yet\n  at {where}\n")
         sys.exit(1)
     except ModuleNotFoundError as e:
@@ -455,30 +455,35 @@ def run(program, files="", program_file=None, folder=None, declared=()):
         # and strings runs without it.
         if e.name != "torch":
             raise
-        sys.stdout.flush()
+        _flush()
         sys.stderr.write(
             "Error: this program's matrices and tapes need PyTorch, which is not installed"
             " (pip install torch)\n"
         )
         sys.exit(1)
     except KeyboardInterrupt:
-        sys.stdout.flush()
+        _flush()
         sys.stderr.write("interrupted\n")
         sys.exit(130)
-    except BrokenPipeError:
-        _quiet_stdout()
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        _quiet_stdout()
+    _flush()
 
 
 def _quiet_stdout():
     """A reader that stopped reading (`| head`): the rest of the output is
-    dropped, quietly, as tapec drops it."""
+    dropped, quietly, as tapec drops it, and the program runs on (to its
+    end, or to an error, which stderr still shows)."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())
-    sys.exit(0)
+    os.close(devnull)
+
+
+def _flush():
+    """The output written so far, sent on (or dropped if no one reads)."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_stdout()
+        sys.stdout.flush()
 
 
 MAX_CALL_DEPTH = 1000
@@ -987,7 +992,11 @@ def write(*parts):
     """`Write`: each part as `text` prints it (a part with a field is
     already the `field` text); nothing while `CheckBlame` replays."""
     if _replaying[0] is None:
-        sys.stdout.write("".join(text(p) for p in parts))
+        out = "".join(text(p) for p in parts)
+        try:
+            sys.stdout.write(out)
+        except BrokenPipeError:
+            _quiet_stdout()
 
 
 def writeln(*parts):
