@@ -385,6 +385,7 @@ const SAME_WORDS: &[&str] = &[
     "cross_entropy_targets",
     "cross_entropy_targets_from_zero",
     "declared_after_assignment",
+    "declared_local_never_assigned",
     "declared_type",
     "element_not_a_number",
     "element_of_a_real",

@@ -526,6 +526,19 @@ impl Exporter<'_> {
         if !globals.is_empty() {
             self.emit(1, &format!("global {}", globals.join(", ")), None);
         }
+        // A declared local is the routine's own even where it assigns it
+        // nowhere: annotated, it is a local of the Python function too, so
+        // that reading it before a value is tapec's error and never the
+        // value of a global of the same name.
+        for name in &declared {
+            if !r.params.iter().any(|p| *p.name.text == **name) {
+                self.emit(
+                    1,
+                    &format!("{}: {}", py_name(name), py_str("declared")),
+                    None,
+                );
+            }
+        }
         self.in_routine = true;
         self.in_function = r.is_function;
         self.declared = declared;
