@@ -362,6 +362,7 @@ const SAME_WORDS: &[&str] = &[
     "row_of_a_nudged_number",
     "col_range_of_a_nudged_count",
     "range_count",
+    "range_of_one_row",
     "index_of_a_nudged_number",
     "index_not_whole",
     "for_bound_nudged",

@@ -2099,7 +2099,7 @@ def _range(m, first, count, size, what, where, name):
     count = _int_arg(count, name, 3, where)
     if count < 1 or count > size - start:
         raise TapeError(where, f"{name} cannot take {count} {what}s from {what} {start + 1}: "
-                        f"the matrix has {size} {what}s")
+                        f"the matrix has {size} {what}{'' if size == 1 else 's'}")
     return start, start + count
 
 
