@@ -250,6 +250,34 @@ fn common_mistake(
                 .with_hint(format!("a comparison is written with one `=`: `{example}`"));
         }
     }
+    // `for i := 1 .. 3 do`: a range of another language. The parser stops
+    // at each of the two dots; both give this one diagnostic, at both dots.
+    if matches!(found, Some(Token::Dot)) {
+        let pair = [at.checked_sub(1), Some(at)]
+            .into_iter()
+            .flatten()
+            .find(|&i| {
+                matches!(
+                    (tokens.get(i), tokens.get(i + 1)),
+                    (Some((Token::Dot, a)), Some((Token::Dot, b))) if a.end == b.start
+                )
+            });
+        let in_for = |i: usize| {
+            tokens[..i].iter().rev().find_map(|(t, _)| match t {
+                Token::For => Some(true),
+                Token::Semi | Token::Do | Token::Begin | Token::Then | Token::Else => Some(false),
+                _ => None,
+            }) == Some(true)
+        };
+        if let Some(i) = pair
+            && in_for(i)
+        {
+            let span = Span::new(tokens[i].1.source, tokens[i].1.start, tokens[i + 1].1.end);
+            return Diagnostic::new(span, "`..` is not how a `for` loop counts: write `to`")
+                .with_label(span, "a range of another language")
+                .with_hint("`for i := 1 to 3 do` counts up, `for i := 3 downto 1 do` counts down");
+        }
+    }
     // `to := 1;`, `for do := ...`, `var end: Integer;`: a keyword where a
     // name is, followed by what follows a variable's name.
     if let Some((keyword, span)) = tokens.get(at)
