@@ -874,6 +874,12 @@ impl Repl {
                     self.say(&text);
                 }
             }
+            // A whole tape in one entry says it has closed, as `end;` at
+            // the `tape>` prompt does.
+            StmtKind::Tape { body, end } => {
+                let (name, value) = self.interp.run_tape(stmt.span, body, *end)?;
+                self.say_tape_closed(&name, &value);
+            }
             StmtKind::Routine(r) => {
                 self.interp.exec(stmt)?;
                 let kind = if r.is_function {
@@ -936,26 +942,31 @@ impl Repl {
         Ok(())
     }
 
+    /// The line that says a tape has closed, what it holds and its result.
+    fn say_tape_closed(&mut self, name: &str, value: &Value) {
+        let n = self.interp.tape.records.len();
+        let operations = self.interp.tape.operation_count();
+        let text = format!(
+            "tape closed: {n} record{} ({} lea{}, {operations} operation{}), result {name} = {}; blame is ready\n",
+            if n == 1 { "" } else { "s" },
+            n - operations,
+            if n - operations == 1 { "f" } else { "ves" },
+            if operations == 1 { "" } else { "s" },
+            match value {
+                Value::Matrix(m, _) => format::real(m[(0, 0)], 6),
+                other => format::value(other),
+            }
+        );
+        self.say(&text);
+    }
+
     fn close_tape(&mut self, end: Span) {
         let before = self.interp.snapshot();
         match self.interp.close_tape(end) {
             Ok((name, value)) => {
                 self.tape_started = None;
                 self.before_tape = None;
-                let n = self.interp.tape.records.len();
-                let operations = self.interp.tape.operation_count();
-                let text = format!(
-                    "tape closed: {n} record{} ({} lea{}, {operations} operation{}), result {name} = {}; blame is ready\n",
-                    if n == 1 { "" } else { "s" },
-                    n - operations,
-                    if n - operations == 1 { "f" } else { "ves" },
-                    if operations == 1 { "" } else { "s" },
-                    match value {
-                        Value::Matrix(m, _) => format::real(m[(0, 0)], 6),
-                        other => format::value(&other),
-                    }
-                );
-                self.say(&text);
+                self.say_tape_closed(&name, &value);
             }
             Err(Stop::Error(d)) => {
                 self.interp.restore(before);

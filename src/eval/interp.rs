@@ -436,16 +436,7 @@ impl Interpreter {
                     return Ok(Next::Go);
                 }
             },
-            StmtKind::Tape { body, end } => {
-                self.open_tape(errors::tape_keyword(stmt.span))?;
-                // The checker keeps a loop signal inside the tape.
-                let result = self.run_block(body);
-                if let Err(e) = result {
-                    self.tape.open = false;
-                    return Err(e);
-                }
-                self.close_tape(*end).map(|_| Next::Go)
-            }
+            StmtKind::Tape { body, end } => self.run_tape(stmt.span, body, *end).map(|_| Next::Go),
             StmtKind::Var(decls) => {
                 for decl in decls {
                     let ty = decl.ty.map(|(t, _)| t);
@@ -520,6 +511,19 @@ impl Interpreter {
 
     /// Ends the open tape: checks its result and runs the reverse walk.
     /// Returns the result's variable name and value.
+    /// Runs a `tape ... end;` statement written at `at`: its block
+    /// recorded, then the walk. Gives the tape's result, its variable's
+    /// name and value.
+    pub fn run_tape(&mut self, at: Span, body: &[Stmt], end: Span) -> Flow<(String, Value)> {
+        self.open_tape(errors::tape_keyword(at))?;
+        // The checker keeps a loop signal inside the tape.
+        if let Err(e) = self.run_block(body) {
+            self.tape.open = false;
+            return Err(e);
+        }
+        self.close_tape(end)
+    }
+
     pub fn close_tape(&mut self, end: Span) -> Flow<(String, Value)> {
         self.tape.open = false;
         let Some(candidate) = self.tape_result.take() else {
