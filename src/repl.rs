@@ -1001,8 +1001,8 @@ impl Repl {
 
     /// `:help NAME`: the builtin's declaration, as a reader wants it.
     fn help(&mut self, name: &str) {
-        if let Some(help) = crate::syntax::lexer::operator_help(name) {
-            self.say(&format!("{name} (an operator): {help}\n"));
+        if let Some(help) = crate::syntax::lexer::word_help(name) {
+            self.say(&help);
             return;
         }
         if let Some(command) = name.strip_prefix(':') {
@@ -1011,13 +1011,6 @@ impl Repl {
                 Some(line) => self.say(&format!("{line}\n")),
                 None => self.unknown_command(word),
             }
-            return;
-        }
-        if let Some(help) = crate::syntax::lexer::keyword_help(name) {
-            self.say(&format!(
-                "{} (a word of the language): {help}\n",
-                name.to_ascii_lowercase()
-            ));
             return;
         }
         if name == "Inf" {

@@ -406,11 +406,8 @@ impl Cells {
         if let Some(b) = crate::declarations::find(&word) {
             return Some(b.help());
         }
-        if let Some(help) = crate::syntax::lexer::keyword_help(&word) {
-            return Some(format!(
-                "{} (a word of the language): {help}",
-                word.to_ascii_lowercase()
-            ));
+        if let Some(help) = crate::syntax::lexer::word_help(&word) {
+            return Some(help.trim_end().to_string());
         }
         self.repl.describe(&word)
     }

@@ -430,6 +430,22 @@ pub fn keyword_help(word: &str) -> Option<&'static str> {
         .map(|(_, _, help)| *help)
 }
 
+/// What `:help NAME` prints when `name` is an operator or a keyword (in
+/// any case), with its newline: the prompt, a notebook's inspection and the
+/// editor's hover all show this one text. An operator is looked for first,
+/// as `:help` does, though no spelling is both.
+pub fn word_help(name: &str) -> Option<String> {
+    if let Some(help) = operator_help(name) {
+        return Some(format!("{name} (an operator): {help}\n"));
+    }
+    keyword_help(name).map(|help| {
+        format!(
+            "{} (a word of the language): {help}\n",
+            name.to_ascii_lowercase()
+        )
+    })
+}
+
 impl std::fmt::Display for Token {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let text = match self {
