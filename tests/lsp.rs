@@ -541,6 +541,163 @@ fn hover_is_markdown_for_a_client_that_shows_it() {
     assert!(client.finish().success());
 }
 
+/// Keywords (one in capitals), operators, `mod` (a keyword and an
+/// operator), `+` after characters of every width; and a comment, a string
+/// and punctuation, which have no help.
+const WORDS: &str = "program Words;
+s := 'é🙂' + 'for';  { for the tape }
+w := 3;
+BEGIN
+  n := -7 mod 2;
+  WriteLn(n, w * w)
+end;
+tape y := w * w; end;
+";
+
+/// What a hover says at `position`, and its range; `None` if nothing.
+fn hover_at(client: &mut Client, position: Value) -> Option<(String, Span4)> {
+    let hover = client.result("textDocument/hover", at(URI, position));
+    if hover.is_null() {
+        return None;
+    }
+    let text = hover["contents"]["value"].as_str().expect("a text");
+    Some((text.to_string(), range(&hover["range"])))
+}
+
+#[test]
+fn hover_over_a_keyword_or_an_operator_shows_what_help_says_of_it() {
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    client.open(URI, WORDS);
+    // (what is hovered, its occurrence, characters into it, `:help`'s
+    // name for it, how that text starts, the range).
+    let cases = [
+        (
+            "tape y",
+            0,
+            2,
+            "tape",
+            "tape (a word of the language): records the statements",
+            (7, 0, 7, 4),
+        ),
+        (
+            "BEGIN",
+            0,
+            0,
+            "BEGIN",
+            "begin (a word of the language): groups statements",
+            (3, 0, 3, 5),
+        ),
+        (
+            "end;",
+            0,
+            2,
+            "end",
+            "end (a word of the language): closes a `begin`",
+            (6, 0, 6, 3),
+        ),
+        (
+            ":=",
+            0,
+            1,
+            ":=",
+            ":= (an operator): gives a variable a value",
+            (1, 2, 1, 4),
+        ),
+        (
+            "-7",
+            0,
+            0,
+            "-",
+            "- (an operator): subtracts, spreading as `+` does; before a value, negates it",
+            (4, 7, 4, 8),
+        ),
+        (
+            "mod",
+            0,
+            1,
+            "mod",
+            "mod (a word of the language): the remainder of Integer division",
+            (4, 10, 4, 13),
+        ),
+        (
+            "w * w",
+            1,
+            2,
+            "*",
+            "* (an operator): multiplies numbers, scales a matrix by a number, and of two matrices is the matrix product",
+            (7, 12, 7, 13),
+        ),
+        // `é` is one UTF-16 unit, `🙂` two.
+        (
+            "+ 'for'",
+            0,
+            0,
+            "+",
+            "+ (an operator): adds numbers",
+            (1, 11, 1, 12),
+        ),
+    ];
+    for (needle, nth, into, name, starts, expected) in cases {
+        let (text, range) = hover_at(&mut client, position(WORDS, needle, nth, into))
+            .unwrap_or_else(|| panic!("no hover over {needle:?}"));
+        assert_eq!(
+            text,
+            tapec::repl::transcript(&format!(":help {name}")),
+            "{needle}"
+        );
+        assert!(text.starts_with(starts), "{needle}: {text}");
+        assert_eq!(range, expected, "{needle}");
+    }
+    // With the cursor in the blank right after a keyword, that keyword.
+    let after_begin = position(WORDS, "BEGIN", 0, 5);
+    let (text, range) = hover_at(&mut client, after_begin).expect("after BEGIN");
+    assert!(text.starts_with("begin (a word"), "{text}");
+    assert_eq!(range, (3, 0, 3, 5));
+    // Nothing in a comment or a string, or on punctuation without help:
+    // the `;` of `end;` does not say what `end` is.
+    for (needle, nth, into) in [
+        ("for the", 0, 0),
+        ("tape }", 0, 1),
+        ("{ for", 0, 0),
+        ("for'", 0, 1),
+        ("'é", 0, 0),
+        ("end;", 0, 3),
+        (";  {", 0, 0),
+        (", w", 0, 0),
+        ("(n", 0, 0),
+    ] {
+        assert_eq!(
+            hover_at(&mut client, position(WORDS, needle, nth, into)),
+            None,
+            "{needle} +{into}"
+        );
+    }
+    assert!(client.finish().success());
+}
+
+#[test]
+fn a_keywords_hover_is_markdown_and_in_bytes_when_the_client_asks() {
+    let mut client = Client::start();
+    client.initialize(json!({
+        "general": {"positionEncodings": ["utf-8"]},
+        "textDocument": {"hover": {"contentFormat": ["markdown"]}},
+    }));
+    client.open(URI, WORDS);
+    let hover = client.result("textDocument/hover", at(URI, position(WORDS, "mod", 0, 0)));
+    assert_eq!(hover["contents"]["kind"], "markdown");
+    assert_eq!(
+        hover["contents"]["value"],
+        format!("```text\n{}```", tapec::repl::transcript(":help mod"))
+    );
+    // `s := '` is 6 bytes, `é🙂` 6, `' ` 2.
+    let plus = json!({"line": 1, "character": 14});
+    let (text, range) = hover_at(&mut client, plus).expect("+");
+    assert!(text.contains("+ (an operator): adds numbers"), "{text}");
+    assert_eq!(range, (1, 14, 1, 15));
+    assert!(client.finish().success());
+}
+
 #[test]
 fn definition_of_a_routine_called_before_it_is_declared() {
     let mut client = features_client(json!({}));

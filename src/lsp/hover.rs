@@ -1,11 +1,16 @@
 //! What hovering over a name shows: a builtin's `:help` text (the REPL's,
 //! from its declaration), a routine's header and the comment right above
 //! it, a variable's declared type or the line that first assigns it, and
-//! whether it is a global or a routine's parameter or local.
+//! whether it is a global or a routine's parameter or local; over a keyword
+//! or an operator, its `:help` text too (the lexer's tables, read through
+//! `lexer::word_help` as the REPL reads them). Nothing inside a comment or
+//! a string.
 
 use lsp_types::{Hover, HoverContents, MarkupContent, MarkupKind};
 
 use crate::declarations::BUILTINS;
+use crate::diagnostic::Span;
+use crate::syntax::lexer::{Token, word_help};
 use crate::syntax::tree::{StmtKind, TypeName};
 
 use super::analysis::{Document, Occurrence, Role, Symbol};
@@ -19,25 +24,46 @@ struct Told {
 }
 
 pub fn hover(doc: &Document, offset: usize, markdown: bool, encoding: Encoding) -> Option<Hover> {
-    let occurrence = doc.names.at(offset)?;
-    let value = match occurrence.symbol {
-        Symbol::Builtin(i) => {
-            let help = BUILTINS.get(i)?.help();
-            if markdown {
-                format!("```text\n{help}```")
-            } else {
-                help
+    // The token under the cursor decides; in the blank right after a token
+    // (a cursor at the end of `begin` or of a name), that token does. So
+    // the `,` of `f(n, 2)` and the `;` of `end;` say nothing.
+    let last = last_token_from(doc, offset);
+    match last {
+        Some((token, span)) if offset < span.end => {
+            if let Some(help) = help_of(doc, token, span) {
+                return Some(help_hover(doc, help, span, markdown, encoding));
+            }
+            if !matches!(token, Token::Ident(_)) {
+                return None;
             }
         }
         _ => {
-            let told = tell(doc, occurrence)?;
-            match (markdown, told.prose.is_empty()) {
-                (true, true) => format!("```tape\n{}\n```", told.code),
-                (true, false) => format!("```tape\n{}\n```\n\n{}", told.code, told.prose),
-                (false, true) => told.code,
-                (false, false) => format!("{}\n\n{}", told.code, told.prose),
+            if doc
+                .comments
+                .iter()
+                .any(|c| c.start <= offset && offset < c.end)
+            {
+                return None;
+            }
+            if let Some((token, span)) = last
+                && span.end == offset
+                && let Some(help) = help_of(doc, token, span)
+            {
+                return Some(help_hover(doc, help, span, markdown, encoding));
             }
         }
+    }
+    let occurrence = doc.names.at(offset)?;
+    if let Symbol::Builtin(i) = occurrence.symbol {
+        let help = BUILTINS.get(i)?.help();
+        return Some(help_hover(doc, help, occurrence.span, markdown, encoding));
+    }
+    let told = tell(doc, occurrence)?;
+    let value = match (markdown, told.prose.is_empty()) {
+        (true, true) => format!("```tape\n{}\n```", told.code),
+        (true, false) => format!("```tape\n{}\n```\n\n{}", told.code, told.prose),
+        (false, true) => told.code,
+        (false, false) => format!("{}\n\n{}", told.code, told.prose),
     };
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
@@ -50,6 +76,44 @@ pub fn hover(doc: &Document, offset: usize, markdown: bool, encoding: Encoding) 
         }),
         range: Some(doc.lines.range(occurrence.span, encoding)),
     })
+}
+
+/// The last token that starts at or before `offset`: the one under it,
+/// or the one it follows. Comments are not tokens.
+fn last_token_from(doc: &Document, offset: usize) -> Option<(&Token, Span)> {
+    let after = doc.tokens.partition_point(|(_, s)| s.start <= offset);
+    let (token, span) = doc.tokens.get(after.checked_sub(1)?)?;
+    Some((token, *span))
+}
+
+/// `:help`'s text for a keyword or an operator token, as written in the
+/// document (`BEGIN` too); none for a name, a number or punctuation.
+fn help_of(doc: &Document, token: &Token, span: Span) -> Option<String> {
+    match token {
+        Token::Ident(_) | Token::Integer(_) | Token::Real(_) | Token::Str(_) | Token::Error => None,
+        _ => word_help(doc.slice(span)),
+    }
+}
+
+/// A `:help` text (a builtin's, a keyword's, an operator's), over the span
+/// it is about: as code, since it quotes the language in backquotes as the
+/// prompt prints it.
+fn help_hover(
+    doc: &Document,
+    help: String,
+    span: Span,
+    markdown: bool,
+    encoding: Encoding,
+) -> Hover {
+    let (kind, value) = if markdown {
+        (MarkupKind::Markdown, format!("```text\n{help}```"))
+    } else {
+        (MarkupKind::PlainText, help)
+    };
+    Hover {
+        contents: HoverContents::Markup(MarkupContent { kind, value }),
+        range: Some(doc.lines.range(span, encoding)),
+    }
 }
 
 fn typed(name: &str, ty: Option<(TypeName, crate::diagnostic::Span)>) -> String {
