@@ -695,6 +695,22 @@ fn a_keywords_hover_is_markdown_and_in_bytes_when_the_client_asks() {
     let (text, range) = hover_at(&mut client, plus).expect("+");
     assert!(text.contains("+ (an operator): adds numbers"), "{text}");
     assert_eq!(range, (1, 14, 1, 15));
+    // A keyword's completion carries the same line, as markdown too.
+    let items = client.result(
+        "textDocument/completion",
+        at(URI, json!({"line": 3, "character": 0})),
+    );
+    let item = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["label"] == "while")
+        .unwrap_or_else(|| panic!("no `while` in {items}"));
+    assert_eq!(item["documentation"]["kind"], "markdown");
+    assert_eq!(
+        item["documentation"]["value"],
+        tapec::syntax::lexer::keyword_help("while").unwrap()
+    );
     assert!(client.finish().success());
 }
 
@@ -822,6 +838,16 @@ fn completion_in_a_routine_lists_its_locals_and_the_globals_not_another_routines
     let declared = tapec::declarations::find("Sqrt").unwrap();
     assert_eq!(sqrt["detail"], declared.signature());
     assert_eq!(sqrt["documentation"], declared.doc);
+    // A keyword's, the line `:help` gives it.
+    let not = items
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["label"] == "not")
+        .unwrap();
+    let help = tapec::syntax::lexer::keyword_help("not").unwrap();
+    assert!(help.starts_with("the opposite of a Boolean"), "{help}");
+    assert_eq!(not["documentation"], help);
     // In a comment: nothing.
     let in_comment = labels(&mut client, position(FEATURES, "calls Twice", 0, 2));
     assert!(in_comment.is_empty(), "{in_comment:?}");

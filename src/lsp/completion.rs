@@ -48,11 +48,24 @@ const SNIPPETS: &[(&str, &str, &str)] = &[
     ),
 ];
 
-/// A keyword's item, with the lexer's line on it.
-fn keyword(word: &str, help: &str) -> CompletionItem {
+/// A keyword's item, with the lexer's line on it: markdown where the
+/// client shows it, as a builtin's doc line is, so its examples in
+/// backquotes read as code.
+fn keyword(word: &str, help: &str, markdown: bool) -> CompletionItem {
     let mut it = item(word, CompletionItemKind::KEYWORD, None);
-    it.documentation = Some(Documentation::String(help.to_string()));
+    it.documentation = Some(documentation(help, markdown));
     it
+}
+
+fn documentation(text: &str, markdown: bool) -> Documentation {
+    if markdown {
+        Documentation::MarkupContent(MarkupContent {
+            kind: MarkupKind::Markdown,
+            value: text.to_string(),
+        })
+    } else {
+        Documentation::String(text.to_string())
+    }
 }
 
 fn item(label: &str, kind: CompletionItemKind, detail: Option<String>) -> CompletionItem {
@@ -201,7 +214,7 @@ pub fn completions(
     if place == Place::AfterValue {
         for (k, _, help) in crate::syntax::lexer::KEYWORDS {
             if AFTER_VALUE.contains(k) {
-                items.push(keyword(k, help));
+                items.push(keyword(k, help, markdown));
             }
         }
         return items;
@@ -259,14 +272,7 @@ pub fn completions(
             continue;
         }
         let mut it = item(b.name, CompletionItemKind::FUNCTION, Some(b.signature()));
-        it.documentation = Some(if markdown {
-            Documentation::MarkupContent(MarkupContent {
-                kind: MarkupKind::Markdown,
-                value: b.doc.to_string(),
-            })
-        } else {
-            Documentation::String(b.doc.to_string())
-        });
+        it.documentation = Some(documentation(b.doc, markdown));
         items.push(it);
     }
     for c in CONSTANTS.iter().filter(|_| in_expression) {
@@ -290,7 +296,7 @@ pub fn completions(
             continue;
         }
         if !in_expression || ["not", "true", "false"].contains(k) {
-            items.push(keyword(k, help));
+            items.push(keyword(k, help, markdown));
         }
     }
     if in_expression {
