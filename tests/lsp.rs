@@ -654,18 +654,30 @@ fn hover_over_a_keyword_or_an_operator_shows_what_help_says_of_it() {
     let (text, range) = hover_at(&mut client, after_begin).expect("after BEGIN");
     assert!(text.starts_with("begin (a word"), "{text}");
     assert_eq!(range, (3, 0, 3, 5));
-    // Nothing in a comment or a string, or on punctuation without help:
-    // the `;` of `end;` does not say what `end` is.
+    // At the first character of punctuation without help, the cursor
+    // also ends the word before it (`end|;`, `WriteLn|(`), which is what it
+    // is about, as in rust-analyzer.
+    for (needle, into, starts, expected) in [
+        ("end;", 3, "end (a word", (6, 0, 6, 3)),
+        ("(n", 0, "WriteLn(", (5, 2, 5, 9)),
+        (", w", 0, "n\n", (5, 10, 5, 11)),
+    ] {
+        let (text, range) = hover_at(&mut client, position(WORDS, needle, 0, into))
+            .unwrap_or_else(|| panic!("no hover at {needle:?}"));
+        assert!(text.starts_with(starts), "{needle}: {text}");
+        assert_eq!(range, expected, "{needle}");
+    }
+    // Nothing in a comment or a string, or on punctuation without help
+    // that ends no word: after a string, a number or a blank.
     for (needle, nth, into) in [
         ("for the", 0, 0),
         ("tape }", 0, 1),
         ("{ for", 0, 0),
         ("for'", 0, 1),
         ("'é", 0, 0),
-        ("end;", 0, 3),
         (";  {", 0, 0),
-        (", w", 0, 0),
-        ("(n", 0, 0),
+        ("2;", 0, 1),
+        ("n, w", 0, 2),
     ] {
         assert_eq!(
             hover_at(&mut client, position(WORDS, needle, nth, into)),

@@ -26,7 +26,7 @@ struct Told {
 pub fn hover(doc: &Document, offset: usize, markdown: bool, encoding: Encoding) -> Option<Hover> {
     // The token under the cursor decides; in the blank right after a token
     // (a cursor at the end of `begin` or of a name), that token does. So
-    // the `,` of `f(n, 2)` and the `;` of `end;` say nothing.
+    // the `,` of `f(n, 2)` and the `;` of `end;` say what `n` and `end` do.
     let last = last_token_from(doc, offset);
     match last {
         Some((token, span)) if offset < span.end => {
@@ -34,7 +34,21 @@ pub fn hover(doc: &Document, offset: usize, markdown: bool, encoding: Encoding) 
                 return Some(help_hover(doc, help, span, markdown, encoding));
             }
             if !matches!(token, Token::Ident(_)) {
-                return None;
+                // At the first character of punctuation that has no help,
+                // the cursor also ends the token before it (`Sqrt|(`): that
+                // one is what it is about, as in the blank after a token.
+                let before = token_ending_at(doc, offset);
+                match before {
+                    Some((token, span)) if offset == span.end => {
+                        if let Some(help) = help_of(doc, token, span) {
+                            return Some(help_hover(doc, help, span, markdown, encoding));
+                        }
+                        if !matches!(token, Token::Ident(_)) {
+                            return None;
+                        }
+                    }
+                    _ => return None,
+                }
             }
         }
         _ => {
@@ -84,6 +98,13 @@ fn last_token_from(doc: &Document, offset: usize) -> Option<(&Token, Span)> {
     let after = doc.tokens.partition_point(|(_, s)| s.start <= offset);
     let (token, span) = doc.tokens.get(after.checked_sub(1)?)?;
     Some((token, *span))
+}
+
+/// The token that ends at `offset` and starts before it, if any.
+fn token_ending_at(doc: &Document, offset: usize) -> Option<(&Token, Span)> {
+    let after = doc.tokens.partition_point(|(_, s)| s.start < offset);
+    let (token, span) = doc.tokens.get(after.checked_sub(1)?)?;
+    (span.end == offset).then_some((token, *span))
 }
 
 /// `:help`'s text for a keyword or an operator token, as written in the
