@@ -1022,7 +1022,7 @@ impl Repl {
             return;
         }
         if let Some(ty) = crate::syntax::tree::TypeName::from_name(name) {
-            self.say(&format!("{name} (a type): {}\n", ty.help()));
+            self.say(&ty.help_line());
             return;
         }
         if let Some(routine) = self.interp.routines.get(name).cloned() {

@@ -689,6 +689,29 @@ fn hover_over_a_keyword_or_an_operator_shows_what_help_says_of_it() {
 }
 
 #[test]
+fn hover_over_a_type_shows_what_help_says_of_it() {
+    let types =
+        "var n: Integer;\nfunction F(x: Real): Matrix;\nbegin\n  Result := Zeros(1, 1);\nend;\n";
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    client.open(URI, types);
+    // (what is hovered, characters into it, the type, the range): over
+    // the name, and at the `)` or `;` right after it.
+    for (needle, into, name, expected) in [
+        ("Integer", 2, "Integer", (0, 7, 0, 14)),
+        ("Real)", 4, "Real", (1, 14, 1, 18)),
+        ("Matrix;", 6, "Matrix", (1, 21, 1, 27)),
+    ] {
+        let (text, range) = hover_at(&mut client, position(types, needle, 0, into))
+            .unwrap_or_else(|| panic!("no hover over {needle:?}"));
+        assert_eq!(text, tapec::repl::transcript(&format!(":help {name}")));
+        assert!(text.starts_with(&format!("{name} (a type): ")), "{text}");
+        assert_eq!(range, expected, "{needle}");
+    }
+    assert!(client.finish().success());
+}
+
+#[test]
 fn a_keywords_hover_is_markdown_and_in_bytes_when_the_client_asks() {
     let mut client = Client::start();
     client.initialize(json!({

@@ -67,7 +67,17 @@ pub fn hover(doc: &Document, offset: usize, markdown: bool, encoding: Encoding) 
             }
         }
     }
-    let occurrence = doc.names.at(offset)?;
+    let Some(occurrence) = doc.names.at(offset) else {
+        // A type's name (`x: Real`) is no variable's: `:help`'s text.
+        let (token, span) = last
+            .filter(|(t, s)| offset <= s.end && matches!(t, Token::Ident(_)))
+            .or_else(|| token_ending_at(doc, offset))?;
+        let Token::Ident(name) = token else {
+            return None;
+        };
+        let ty = TypeName::from_name(name)?;
+        return Some(help_hover(doc, ty.help_line(), span, markdown, encoding));
+    };
     if let Symbol::Builtin(i) = occurrence.symbol {
         let help = BUILTINS.get(i)?.help();
         return Some(help_hover(doc, help, occurrence.span, markdown, encoding));

@@ -163,7 +163,12 @@ impl TypeName {
         TypeName::ALL.into_iter().find(|t| t.name() == name)
     }
 
-    /// What a value of the type is, for `:help` and hover.
+    /// What `:help` prints for the type, and hover shows over its name.
+    pub fn help_line(self) -> String {
+        format!("{} (a type): {}\n", self.name(), self.help())
+    }
+
+    /// What a value of the type is.
     pub fn help(self) -> &'static str {
         match self {
             TypeName::Integer => {
