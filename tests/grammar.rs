@@ -112,7 +112,7 @@ fn keyword_tokens() -> Vec<Token> {
         Program, And, Begin, Break, Continue, Div, Do, Downto, Else, End, For, Function, If, Mod,
         Not, Or, Procedure, Repeat, Tape, Then, To, Until, Var, While, True, False, Assign, Plus,
         Minus, Star, Slash, Eq, Ne, Lt, Le, Gt, Ge, LParen, RParen, LBracket, RBracket, Comma,
-        Semi, Colon, Dot, Error,
+        Semi, Colon, Dot, DotDot, Error,
     ];
     let is_keyword = |t: &Token| match t {
         Program | And | Begin | Break | Continue | Div | Do | Downto | Else | End | For
@@ -120,7 +120,7 @@ fn keyword_tokens() -> Vec<Token> {
         | While | True | False => true,
         Ident(_) | Integer(_) | Real(_) | Str(_) | Assign | Plus | Minus | Star | Slash | Eq
         | Ne | Lt | Le | Gt | Ge | LParen | RParen | LBracket | RBracket | Comma | Semi | Colon
-        | Dot | Error => false,
+        | Dot | DotDot | Error => false,
     };
     all.into_iter().filter(is_keyword).collect()
 }

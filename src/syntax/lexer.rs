@@ -115,6 +115,10 @@ enum RawToken {
 
     #[regex(r"[0-9]+", parse_integer)]
     Integer(i64),
+    /// `1..3`: an integer, then `..`. Without it the longest match would
+    /// read `1.`, a real with no digit after its dot, and then `.3`.
+    #[regex(r"[0-9]+\.\.")]
+    IntegerThenDotDot,
     #[regex(r"[0-9]+\.[0-9]+([eE][+-]?[0-9]+)?", parse_real)]
     #[regex(r"[0-9]+[eE][+-]?[0-9]+", parse_real)]
     Real(f64),
@@ -167,6 +171,8 @@ enum RawToken {
     Colon,
     #[token(".")]
     Dot,
+    #[token("..")]
+    DotDot,
 }
 
 /// A token as the parser sees it.
@@ -223,6 +229,10 @@ pub enum Token {
     Semi,
     Colon,
     Dot,
+    /// `..`, no part of the language: lexed whole so that the parser can
+    /// say that `for i := 1..3 do` counts with `to`, and that there are no
+    /// ranges elsewhere.
+    DotDot,
     /// Text that is not a token; its diagnostic has already been reported.
     Error,
 }
@@ -498,6 +508,7 @@ impl std::fmt::Display for Token {
             Token::Semi => "`;`",
             Token::Colon => "`:`",
             Token::Dot => "`.`",
+            Token::DotDot => "`..`",
             Token::Error => "an invalid token",
         };
         f.write_str(text)
@@ -623,7 +634,7 @@ fn lex_into(
     let mut lexer = RawToken::lexer(text);
     while let Some(result) = lexer.next() {
         let range = lexer.span();
-        let span = Span::new(source, range.start, range.end);
+        let mut span = Span::new(source, range.start, range.end);
         let token = match result {
             Ok(RawToken::Comment) => {
                 if let Some(comments) = comments.as_deref_mut() {
@@ -655,6 +666,21 @@ fn lex_into(
             Ok(RawToken::Semi) => Token::Semi,
             Ok(RawToken::Colon) => Token::Colon,
             Ok(RawToken::Dot) => Token::Dot,
+            Ok(RawToken::DotDot) => Token::DotDot,
+            Ok(RawToken::IntegerThenDotDot) => {
+                let digits = Span::new(source, range.start, range.end - 2);
+                let slice = &lexer.slice()[..digits.end - digits.start];
+                match slice.parse() {
+                    Ok(n) => tokens.push((Token::Integer(n), digits)),
+                    Err(_) => {
+                        let error = LexError::IntegerTooLarge;
+                        errors.push(lex_error_diagnostic(error, slice, digits));
+                        tokens.push((Token::Error, digits));
+                    }
+                }
+                span.start = digits.end;
+                Token::DotDot
+            }
             Err(error) => {
                 let diagnostic = lex_error_diagnostic(error.clone(), lexer.slice(), span);
                 // An unexpected character is reported once per run of bad characters.
@@ -783,6 +809,34 @@ mod tests {
                 Token::Dot
             ]
         );
+    }
+
+    #[test]
+    fn two_dots_are_one_token_even_after_a_number() {
+        use Token::{DotDot, Ident, Integer, Real};
+        let spans = |text: &str| -> Vec<(usize, usize)> {
+            lex(text, 0)
+                .0
+                .iter()
+                .map(|(_, s)| (s.start, s.end))
+                .collect()
+        };
+        assert_eq!(kinds("1..3"), vec![Integer(1), DotDot, Integer(3)]);
+        assert_eq!(spans("1..3"), vec![(0, 1), (1, 3), (3, 4)]);
+        assert_eq!(
+            kinds("n..m"),
+            vec![Ident("n".into()), DotDot, Ident("m".into())]
+        );
+        assert_eq!(kinds("1 .. 3"), vec![Integer(1), DotDot, Integer(3)]);
+        assert_eq!(kinds("1.5..2"), vec![Real(1.5), DotDot, Integer(2)]);
+        assert_eq!(kinds("1..2.5"), vec![Integer(1), DotDot, Real(2.5)]);
+        // Three dots: the first two are `..`, and `.3` has no digit before it.
+        assert_eq!(first_error("x := 1...3;").1, 8);
+        // A number too large is still reported, at its digits only.
+        let (message, start, end) = first_error("99999999999999999999..3");
+        assert!(message.contains("too large"));
+        assert_eq!((start, end), (0, 20));
+        assert_eq!(spans("99999999999999999999..3")[1], (20, 22));
     }
 
     #[test]

@@ -108,6 +108,62 @@ fn common_mistake(
             .any(|p| matches!(p, RichPattern::Token(x) if **x == t))
     };
     let found = error.found();
+    // `for i := 1..3 do`, `x := 1..3`, `m[1..2]`: a range of another
+    // language, which this one has nowhere. The open brackets around the
+    // `..`, innermost first, and whether it is in a `for`'s bounds.
+    if let Some(Token::DotDot) = found
+        && let Some(&(_, span)) = tokens.get(at)
+    {
+        let mut depth = 0usize;
+        let mut open = Vec::new();
+        let mut in_for = false;
+        for (i, (t, _)) in tokens[..at].iter().enumerate().rev() {
+            match t {
+                Token::RParen | Token::RBracket => depth += 1,
+                Token::LParen | Token::LBracket if depth > 0 => depth -= 1,
+                Token::LParen | Token::LBracket => open.push(i),
+                Token::For => {
+                    in_for = open.is_empty();
+                    break;
+                }
+                Token::Semi | Token::Do | Token::Begin | Token::Then | Token::Else => break,
+                _ => {}
+            }
+        }
+        // `end..`: one dot too many after the program's last `end`.
+        if matches!(before, Some((Token::End, _))) {
+            return Diagnostic::new(span, "one `.` ends the program, not two")
+                .with_label(span, "two dots")
+                .with_hint("write `end.`");
+        }
+        if in_for {
+            return Diagnostic::new(span, "`..` is not how a `for` loop counts: write `to`")
+                .with_label(span, "a range of another language")
+                .with_hint("`for i := 1 to 3 do` counts up, `for i := 3 downto 1 do` counts down");
+        }
+        // `m[1..2]`: a bracket right after a name or a closing bracket
+        // holds an element's indices.
+        let index = open.first().is_some_and(|&i| {
+            tokens[i].0 == Token::LBracket
+                && i.checked_sub(1).is_some_and(|b| {
+                    matches!(
+                        tokens[b].0,
+                        Token::Ident(_) | Token::RParen | Token::RBracket
+                    )
+                })
+        });
+        let hint = if index {
+            "an element is `m[row, column]`; whole rows are `RowRange(m, first, count)`, whole columns `ColRange(m, first, count)`"
+        } else {
+            "a `for` loop counts from one bound to another: `for i := 1 to 3 do`"
+        };
+        return Diagnostic::new(
+            span,
+            "there are no ranges: `..` is not part of the language",
+        )
+        .with_label(span, "a range of another language")
+        .with_hint(hint);
+    }
     // `return x;`: a name, then another expression, where a statement starts.
     if let Some((Token::Ident(word), word_span)) = before
         && word.eq_ignore_ascii_case("return")
@@ -248,34 +304,6 @@ fn common_mistake(
                 .with_label(span, "an assignment")
                 .with_label(*keyword_span, format!("the condition of this {keyword}"))
                 .with_hint(format!("a comparison is written with one `=`: `{example}`"));
-        }
-    }
-    // `for i := 1 .. 3 do`: a range of another language. The parser stops
-    // at each of the two dots; both give this one diagnostic, at both dots.
-    if matches!(found, Some(Token::Dot)) {
-        let pair = [at.checked_sub(1), Some(at)]
-            .into_iter()
-            .flatten()
-            .find(|&i| {
-                matches!(
-                    (tokens.get(i), tokens.get(i + 1)),
-                    (Some((Token::Dot, a)), Some((Token::Dot, b))) if a.end == b.start
-                )
-            });
-        let in_for = |i: usize| {
-            tokens[..i].iter().rev().find_map(|(t, _)| match t {
-                Token::For => Some(true),
-                Token::Semi | Token::Do | Token::Begin | Token::Then | Token::Else => Some(false),
-                _ => None,
-            }) == Some(true)
-        };
-        if let Some(i) = pair
-            && in_for(i)
-        {
-            let span = Span::new(tokens[i].1.source, tokens[i].1.start, tokens[i + 1].1.end);
-            return Diagnostic::new(span, "`..` is not how a `for` loop counts: write `to`")
-                .with_label(span, "a range of another language")
-                .with_hint("`for i := 1 to 3 do` counts up, `for i := 3 downto 1 do` counts down");
         }
     }
     // `to := 1;`, `for do := ...`, `var end: Integer;`: a keyword where a
