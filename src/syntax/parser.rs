@@ -718,6 +718,13 @@ where
                     "`{name}` is not a type: the types are Integer, Real, Boolean, String and Matrix"
                 );
                 Err(match TypeName::ALL.iter().find(|t| t.name().eq_ignore_ascii_case(&name)) {
+                    // Pascal's `array[1..3] of Real`.
+                    None if name.eq_ignore_ascii_case("array") => custom_with_hint(
+                        span,
+                        &message,
+                        "not a type",
+                        "a Matrix holds numbers in rows and columns: `var a: Matrix;`, then `a := Zeros(1, 3);` makes it one row of 3, and `a[1, 2]` is its second",
+                    ),
                     Some(t) => custom_with_hint(
                         span,
                         &message,
