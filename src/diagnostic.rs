@@ -264,8 +264,12 @@ impl SourceMap {
         if labels.is_empty() {
             labels.push((0, diagnostic.span, String::new()));
         }
-        // In the order they appear in the text, so ariadne draws one section per source.
-        labels.sort_by_key(|(_, span, _)| (span.source, span.start));
+        // In the order they appear in the text, so ariadne draws one section
+        // per source; the error's own source first, so that the first place
+        // named (`╭─[ entry 14:1:7 ]`) is where the error is, not an earlier
+        // entry that a label points back to.
+        let home = diagnostic.span.source;
+        labels.sort_by_key(|(_, span, _)| (span.source != home, span.source, span.start));
         let primary = clamp(diagnostic.span);
         let spans: Vec<(SourceId, Range<usize>)> =
             labels.iter().map(|(_, span, _)| clamp(*span)).collect();
