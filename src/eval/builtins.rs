@@ -7,7 +7,9 @@ use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
+use super::interp::{
+    Flow, INTEGER_HINT, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at,
+};
 use super::progress::ProgressBar;
 use super::value::Value;
 use super::{files, format};
@@ -40,6 +42,16 @@ fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic
     };
     if matches!(v, Value::Int(..) | Value::Real(..)) && wants_a_matrix {
         d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
+    }
+    // `Row(W, c)` with `c` a Real (read from a matrix, or `2.0`): a whole
+    // number, where the sample shows one, is the Integer the Real is not.
+    let wants_an_integer = b.params.get(position).is_some_and(|p| {
+        p.kind == crate::declarations::ParamKind::Integer
+            || (p.kind == crate::declarations::ParamKind::Selector
+                && p.sample.parse::<i64>().is_ok())
+    });
+    if matches!(v, Value::Real(..)) && wants_an_integer {
+        d = d.with_hint(INTEGER_HINT);
     }
     d
 }

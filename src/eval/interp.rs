@@ -47,6 +47,10 @@ pub const MAX_TAPE_BYTES: usize = 1 << 32;
 /// stops with an error rather than take all the memory there is.
 pub const MAX_STRING: usize = 1 << 28;
 
+/// What to do with a Real where an Integer is needed (an index, a `for`
+/// bound, a builtin's size or row number).
+pub const INTEGER_HINT: &str = "use Round(x) or Trunc(x) to make a whole number an Integer";
+
 /// Why a run stopped early.
 #[derive(Debug)]
 pub enum Stop {
@@ -1043,7 +1047,7 @@ impl Interpreter {
                         ),
                     )
                     .with_label(span, "not an Integer")
-                    .with_hint("use Round(x) or Trunc(x) to make a whole number an Integer"),
+                    .with_hint(INTEGER_HINT),
                 );
             }
             other => {
@@ -1683,16 +1687,21 @@ impl Interpreter {
     pub fn expect_int(&self, v: &Value, span: Span, what: &str) -> Flow<i64> {
         match v {
             Value::Int(n, _) => Ok(*n),
-            other => fail(
-                Diagnostic::new(
+            other => {
+                let d = Diagnostic::new(
                     span,
                     format!(
                         "{what} must be an Integer, but this is {}",
                         other.describe()
                     ),
                 )
-                .with_label(span, other.describe()),
-            ),
+                .with_label(span, other.describe());
+                fail(if matches!(other, Value::Real(..)) {
+                    d.with_hint(INTEGER_HINT)
+                } else {
+                    d
+                })
+            }
         }
     }
 
