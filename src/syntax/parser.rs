@@ -71,11 +71,66 @@ pub fn parse_tokens(
         }
         let d = to_diagnostic(&error, source);
         let d = common_mistake(d, &error, tokens, text);
+        let d = unclosed_bracket(d, &error, tokens);
         if placed.insert((d.span.start, d.span.end)) {
             diagnostics.push(d);
         }
     }
     (program.unwrap_or_default(), diagnostics)
+}
+
+/// `x := [[1, 2], [3, 4];` or an entry that ends at `Sum(a`: a plain
+/// "expected ..." error where the innermost bracket still open could be
+/// closed also points at that bracket, as a `begin` with no `end` is.
+fn unclosed_bracket(
+    d: Diagnostic,
+    error: &Rich<'_, Token, SimpleSpan>,
+    tokens: &[(Token, Span)],
+) -> Diagnostic {
+    if !d.message.starts_with("expected ") {
+        return d;
+    }
+    let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
+    let mut depth = 0usize;
+    let mut open = None;
+    for (t, span) in tokens[..at].iter().rev() {
+        match t {
+            Token::RParen | Token::RBracket => depth += 1,
+            Token::LParen | Token::LBracket if depth > 0 => depth -= 1,
+            Token::LParen | Token::LBracket => {
+                open = Some((t, *span));
+                break;
+            }
+            // No bracket stays open across these: one before them was
+            // told about there.
+            Token::Semi
+            | Token::Begin
+            | Token::End
+            | Token::Do
+            | Token::Then
+            | Token::Else
+            | Token::Tape
+            | Token::Repeat
+            | Token::Until => break,
+            _ => {}
+        }
+    }
+    let Some((bracket, span)) = open else {
+        return d;
+    };
+    let (opener, closer) = if *bracket == Token::LBracket {
+        ("[", Token::RBracket)
+    } else {
+        ("(", Token::RParen)
+    };
+    let closes = error
+        .expected()
+        .any(|p| matches!(p, RichPattern::Token(x) if **x == closer));
+    if error.found().is_none() || closes {
+        d.with_label(span, format!("this `{opener}` is not closed"))
+    } else {
+        d
+    }
 }
 
 /// The keywords a statement starts with, for a misspelled one.
