@@ -762,6 +762,11 @@ impl Repl {
                     (n.clone(), by_ref.collect())
                 })
                 .collect(),
+            routine_decls: {
+                let mut decls: Vec<_> = self.interp.routines.values().cloned().collect();
+                decls.sort_by(|a, b| a.name.text.cmp(&b.name.text));
+                decls
+            },
         }
     }
 

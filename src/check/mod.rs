@@ -24,6 +24,8 @@ pub struct Known {
     pub routines: HashMap<String, (bool, usize)>,
     /// Each routine's `var` parameters, by their place in its header.
     pub var_params: HashMap<String, Vec<usize>>,
+    /// The routines themselves, to say whose local an unknown name is.
+    pub routine_decls: Vec<std::rc::Rc<Routine>>,
 }
 
 struct Checker<'a> {
@@ -47,6 +49,8 @@ struct Checker<'a> {
     called: HashSet<Does>,
     /// Each checked routine's local names, by the number of its name.
     locals: HashMap<NameId, HashSet<String>>,
+    /// This program's routines, to say whose local an unknown name is.
+    declared: Vec<&'a Routine>,
 }
 
 /// What the checks found besides errors.
@@ -87,10 +91,12 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         repl,
         called: HashSet::new(),
         locals: HashMap::new(),
+        declared: known.routine_decls.iter().map(|r| &**r).collect(),
     };
     for stmt in &program.body {
         if let StmtKind::Routine(r) = &stmt.kind {
             c.declare_routine(r);
+            c.declared.push(r);
         }
     }
     for stmt in &program.body {
@@ -933,7 +939,43 @@ impl<'a> Checker<'a> {
         // `Inf` is a name too, though neither a variable nor a builtin.
         candidates.push("Inf");
         candidates.truncate(self.hints_left());
-        let d = unknown_variable(name, "nothing is ever assigned to this name", candidates);
+        // `loss` assigned inside `procedure Train` and read after the call:
+        // the name is that routine's own, which is why it is unknown here.
+        let current = self.routine.as_ref().map(|(r, _)| r.name.id);
+        let owner = self.declared.iter().find(|r| {
+            Some(r.name.id) != current
+                && (r.params.iter().any(|p| p.name.text == name.text)
+                    || r.locals.iter().any(|d| d.name.text == name.text)
+                    || assigns(&r.body, &name.text))
+        });
+        if let Some(r) = owner {
+            let kind = if r.is_function {
+                "function"
+            } else {
+                "procedure"
+            };
+            let d = Diagnostic::new(name.span, format!("unknown variable `{}`", name.text))
+                .with_label(name.span, "no variable of this name here")
+                .with_label(
+                    r.name.span,
+                    format!(
+                        "`{}` is local to this {kind}: it is gone when the {kind} returns",
+                        name.text
+                    ),
+                )
+                .with_hint(
+                    "a routine's variables are its own: give the value back as a \
+                     function's `Result`, or through a `var` parameter",
+                );
+            self.error(d);
+            return;
+        }
+        let label = if self.repl {
+            "this session has no variable of this name"
+        } else {
+            "nothing is ever assigned to this name"
+        };
+        let d = unknown_variable(name, label, candidates);
         self.error(d);
     }
 
