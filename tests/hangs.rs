@@ -195,8 +195,8 @@ fn checked_in_time(name: &str, text: String) -> String {
 /// Each of these took seconds to check, and more than the watchdog's
 /// limit at the sizes here: the layout warnings counted lines from the
 /// start of the file for each, every unknown name was matched against
-/// every other for its hint, and each parse error was compared with all
-/// before it.
+/// every other for its hint, or asked every routine whether it was its
+/// local, and each parse error was compared with all before it.
 #[test]
 fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     let trap = "if x = 1 then\n  x := 2;\n  y := 3;\n";
@@ -224,6 +224,18 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     }
     let misspelled = checked_in_time("three thousand misspelled names", text);
     assert!(misspelled.contains("3000 errors"), "{}", &misspelled[..500]);
+    // Each unknown name asked every routine whether the name was its own.
+    let mut text: String = (0..2_000)
+        .map(|r| {
+            let body: String = (0..20).map(|i| format!("  a{r}_{i} := 1;\n")).collect();
+            format!("procedure P{r};\nbegin\n{body}end;\n")
+        })
+        .collect();
+    for i in 0..20_000 {
+        text.push_str(&format!("WriteLn(u{i});\n"));
+    }
+    let unknown = checked_in_time("twenty thousand unknown names, two thousand routines", text);
+    assert!(unknown.contains("20000 errors"), "{}", &unknown[..500]);
     let broken = checked_in_time("forty thousand parse errors", "x:=;\n".repeat(40_000));
     assert!(broken.contains("40000 errors"), "{}", &broken[..500]);
     let parameters: Vec<String> = (0..300_000).map(|k| format!("a{k}: Real")).collect();

@@ -941,8 +941,14 @@ impl<'a> Checker<'a> {
         candidates.truncate(self.hints_left());
         // `loss` assigned inside `procedure Train` and read after the call:
         // the name is that routine's own, which is why it is unknown here.
+        // Each search reads every routine, so only while errors are shown.
         let current = self.routine.as_ref().map(|(r, _)| r.name.id);
-        let owner = self.declared.iter().find(|r| {
+        let searched = if self.hints_left() > 0 {
+            &self.declared[..]
+        } else {
+            &[]
+        };
+        let owner = searched.iter().find(|r| {
             Some(r.name.id) != current
                 && (r.params.iter().any(|p| p.name.text == name.text)
                     || r.locals.iter().any(|d| d.name.text == name.text)
