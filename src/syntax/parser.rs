@@ -79,6 +79,44 @@ pub fn parse_tokens(
     (program.unwrap_or_default(), diagnostics)
 }
 
+/// Where a walk back from the end of `tokens` through the statement they
+/// end stopped.
+#[derive(PartialEq)]
+enum Back {
+    /// At this bracket, the innermost still open.
+    Bracket(usize),
+    /// At a `for`, with no bracket open: the tokens are its bounds.
+    For,
+    /// At the start of the statement, or of the file, with none open.
+    Start,
+}
+
+/// The innermost bracket still open at the end of `tokens`, back to the
+/// start of their statement: no bracket stays open across a `;`, a
+/// `begin` or the like (one before them was told about there).
+fn back_to_open_bracket(tokens: &[(Token, Span)]) -> Back {
+    let mut depth = 0usize;
+    for (i, (t, _)) in tokens.iter().enumerate().rev() {
+        match t {
+            Token::RParen | Token::RBracket => depth += 1,
+            Token::LParen | Token::LBracket if depth > 0 => depth -= 1,
+            Token::LParen | Token::LBracket => return Back::Bracket(i),
+            Token::For => return Back::For,
+            Token::Semi
+            | Token::Begin
+            | Token::End
+            | Token::Do
+            | Token::Then
+            | Token::Else
+            | Token::Tape
+            | Token::Repeat
+            | Token::Until => return Back::Start,
+            _ => {}
+        }
+    }
+    Back::Start
+}
+
 /// `x := [[1, 2], [3, 4];` or an entry that ends at `Sum(a`: a plain
 /// "expected ..." error where the innermost bracket still open could be
 /// closed also points at that bracket, as a `begin` with no `end` is.
@@ -91,33 +129,10 @@ fn unclosed_bracket(
         return d;
     }
     let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
-    let mut depth = 0usize;
-    let mut open = None;
-    for (t, span) in tokens[..at].iter().rev() {
-        match t {
-            Token::RParen | Token::RBracket => depth += 1,
-            Token::LParen | Token::LBracket if depth > 0 => depth -= 1,
-            Token::LParen | Token::LBracket => {
-                open = Some((t, *span));
-                break;
-            }
-            // No bracket stays open across these: one before them was
-            // told about there.
-            Token::Semi
-            | Token::Begin
-            | Token::End
-            | Token::Do
-            | Token::Then
-            | Token::Else
-            | Token::Tape
-            | Token::Repeat
-            | Token::Until => break,
-            _ => {}
-        }
-    }
-    let Some((bracket, span)) = open else {
+    let Back::Bracket(i) = back_to_open_bracket(&tokens[..at]) else {
         return d;
     };
+    let (bracket, span) = (&tokens[i].0, tokens[i].1);
     let (opener, closer) = if *bracket == Token::LBracket {
         ("[", Token::RBracket)
     } else {
@@ -164,41 +179,26 @@ fn common_mistake(
     };
     let found = error.found();
     // `for i := 1..3 do`, `x := 1..3`, `m[1..2]`: a range of another
-    // language, which this one has nowhere. The open brackets around the
-    // `..`, innermost first, and whether it is in a `for`'s bounds.
+    // language, which this one has nowhere. The innermost bracket open
+    // around the `..`, or whether it is in a `for`'s bounds.
     if let Some(Token::DotDot) = found
         && let Some(&(_, span)) = tokens.get(at)
     {
-        let mut depth = 0usize;
-        let mut open = Vec::new();
-        let mut in_for = false;
-        for (i, (t, _)) in tokens[..at].iter().enumerate().rev() {
-            match t {
-                Token::RParen | Token::RBracket => depth += 1,
-                Token::LParen | Token::LBracket if depth > 0 => depth -= 1,
-                Token::LParen | Token::LBracket => open.push(i),
-                Token::For => {
-                    in_for = open.is_empty();
-                    break;
-                }
-                Token::Semi | Token::Do | Token::Begin | Token::Then | Token::Else => break,
-                _ => {}
-            }
-        }
+        let back = back_to_open_bracket(&tokens[..at]);
         // `end..`: one dot too many after the program's last `end`.
         if matches!(before, Some((Token::End, _))) {
             return Diagnostic::new(span, "one `.` ends the program, not two")
                 .with_label(span, "two dots")
                 .with_hint("write `end.`");
         }
-        if in_for {
+        if back == Back::For {
             return Diagnostic::new(span, "`..` is not how a `for` loop counts: write `to`")
                 .with_label(span, "a range of another language")
                 .with_hint("`for i := 1 to 3 do` counts up, `for i := 3 downto 1 do` counts down");
         }
         // `m[1..2]`: a bracket right after a name or a closing bracket
         // holds an element's indices.
-        let index = open.first().is_some_and(|&i| {
+        let index = matches!(back, Back::Bracket(i) if {
             tokens[i].0 == Token::LBracket
                 && i.checked_sub(1).is_some_and(|b| {
                     matches!(
