@@ -903,7 +903,7 @@ impl Repl {
                     let text = match &v {
                         // A summary leaves out rows and columns: its shape
                         // comes first, as an assignment's echo gives it.
-                        Value::Matrix(m, _) if m.len() > format::ECHO_WHOLE => {
+                        Value::Matrix(m, _) if format::echo_leaves_out(m) => {
                             format!("{}×{}\n{}", m.nrows(), m.ncols(), format::echo_rows(m))
                         }
                         Value::Matrix(m, _) => format::echo_rows(m),

@@ -79,27 +79,59 @@ pub fn show(m: &ndarray::Array2<f64>) -> String {
 
 /// The most elements an echo shows whole; a larger matrix is summarised.
 pub const ECHO_WHOLE: usize = 1000;
+/// The widest line an echo prints a matrix's rows in whole; wider rows show
+/// their first and last columns only (numpy wraps at 75).
+pub const ECHO_WIDTH: usize = 80;
 /// Rows and columns a summary keeps at each end.
 const EDGE: usize = 3;
 
+/// The rows or columns of `n` an echo shows: all, or the first and last
+/// [`EDGE`] with `None` (`...`) between.
+fn kept(n: usize, summarised: bool) -> Vec<Option<usize>> {
+    if summarised && n > 2 * EDGE {
+        (0..EDGE)
+            .map(Some)
+            .chain(std::iter::once(None))
+            .chain((n - EDGE..n).map(Some))
+            .collect()
+    } else {
+        (0..n).map(Some).collect()
+    }
+}
+
+/// Whether an echo of `m` leaves out rows or columns: more than
+/// [`ECHO_WHOLE`] elements, or rows wider than [`ECHO_WIDTH`] characters
+/// (then only columns are left out).
+pub fn echo_leaves_out(m: &ndarray::Array2<f64>) -> bool {
+    let (rows, cols) = echo_summaries(m);
+    rows || cols
+}
+
+/// Whether an echo summarises `m`'s rows, and its columns.
+fn echo_summaries(m: &ndarray::Array2<f64>) -> (bool, bool) {
+    let (rows, cols) = m.dim();
+    if rows * cols > ECHO_WHOLE {
+        return (rows > 2 * EDGE, cols > 2 * EDGE);
+    }
+    let widest = |j: usize| m.column(j).iter().map(|x| real(*x, 6).len()).max();
+    let line = label_width(rows) + (0..cols).map(|j| 1 + widest(j).unwrap_or(0)).sum::<usize>();
+    (false, line > ECHO_WIDTH && cols > 2 * EDGE)
+}
+
+/// The width of the longest row label, `  row N:`, with its indent.
+fn label_width(rows: usize) -> usize {
+    2 + format!("row {rows}:").len()
+}
+
 /// A matrix as the REPL echoes it: rows labelled, numbers aligned in their
-/// columns, and a matrix of more than [`ECHO_WHOLE`] elements summarised by
-/// its first and last rows and columns (as numpy prints), `...` between.
+/// columns; a matrix of more than [`ECHO_WHOLE`] elements summarised by its
+/// first and last rows and columns (as numpy prints), `...` between, and
+/// one whose rows would be wider than [`ECHO_WIDTH`] by its first and last
+/// columns.
 pub fn echo_rows(m: &ndarray::Array2<f64>) -> String {
     let (rows, cols) = m.dim();
-    let summarised = rows * cols > ECHO_WHOLE;
-    let kept = |n: usize| -> Vec<Option<usize>> {
-        if summarised && n > 2 * EDGE {
-            (0..EDGE)
-                .map(Some)
-                .chain(std::iter::once(None))
-                .chain((n - EDGE..n).map(Some))
-                .collect()
-        } else {
-            (0..n).map(Some).collect()
-        }
-    };
-    let (shown_rows, shown_cols) = (kept(rows), kept(cols));
+    let (rows_summarised, cols_summarised) = echo_summaries(m);
+    let (shown_rows, shown_cols) = (kept(rows, rows_summarised), kept(cols, cols_summarised));
     let cell = |i: usize, j: Option<usize>| match j {
         Some(j) => real(m[(i, j)], 6),
         None => "...".to_string(),
@@ -115,7 +147,7 @@ pub fn echo_rows(m: &ndarray::Array2<f64>) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let label_width = format!("row {rows}:").len();
+    let label_width = label_width(rows) - 2;
     let mut out = String::new();
     for i in shown_rows {
         let Some(i) = i else {
@@ -157,9 +189,31 @@ mod tests {
             lines[6].starts_with("  row 100:") && lines[6].ends_with("9999.000000"),
             "{text}"
         );
-        // At the limit a matrix is still shown whole.
+        // At the limit a matrix keeps its rows.
         let whole = ndarray::Array2::<f64>::zeros((10, 100));
         assert_eq!(echo_rows(&whole).lines().count(), 10);
+    }
+
+    #[test]
+    fn an_echo_keeps_rows_within_its_width_by_leaving_out_columns() {
+        // Seven columns of `0.000000` fit in 80 characters; 27 do not.
+        let fits = ndarray::Array2::<f64>::zeros((3, 7));
+        assert!(!echo_leaves_out(&fits));
+        assert_eq!(echo_rows(&fits).lines().next().unwrap().len(), 8 + 7 * 9);
+        let wide = ndarray::Array2::from_shape_fn((27, 27), |(i, j)| (i * 27 + j) as f64);
+        assert!(echo_leaves_out(&wide));
+        let text = echo_rows(&wide);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 27, "every row is kept: {text}");
+        assert!(lines.iter().all(|l| l.len() <= ECHO_WIDTH), "{text}");
+        assert_eq!(
+            lines[26],
+            "  row 27: 702.000000 703.000000 704.000000 ... 726.000000 727.000000 728.000000"
+        );
+        // A wide line of six columns or fewer has nothing to leave out.
+        let six = ndarray::Array2::from_elem((2, 6), -123456.5);
+        assert!(!echo_leaves_out(&six));
+        assert_eq!(echo_rows(&six).lines().count(), 2);
     }
 
     #[test]
