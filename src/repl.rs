@@ -1045,6 +1045,13 @@ impl Repl {
             self.say(&format!("{shown}\n  a {kind} of this session\n"));
             return;
         }
+        let foreign = crate::syntax::lexer::foreign_operator(name).filter(|(op, _)| *op == name);
+        if let Some((op, ours)) = foreign {
+            let (message, hint) = crate::syntax::lexer::foreign_operator_words(op, ours);
+            let d = self.sources.unplaced(message).with_hint(hint);
+            self.report(&d);
+            return;
+        }
         match crate::declarations::find(name) {
             Some(b) => self.say(&b.help()),
             None => {

@@ -440,6 +440,58 @@ pub fn keyword_help(word: &str) -> Option<&'static str> {
         .map(|(_, _, help)| *help)
 }
 
+/// Operators of other languages a learner reaches for, longest first, with
+/// what this language writes instead: the lexer's error at such a
+/// character and `:help` of one both name the replacement.
+pub const FOREIGN_OPERATORS: &[(&str, &str)] = &[
+    ("!=", "<>"),
+    ("==", "="),
+    ("&&", "and"),
+    ("||", "or"),
+    ("**", "Power"),
+    ("!", "not"),
+    ("&", "and"),
+    ("|", "or"),
+    ("%", "mod"),
+    ("^", "Power"),
+    ("..", "to"),
+];
+
+/// The operator of another language `text` starts with, if any, and what
+/// this language writes for it.
+pub fn foreign_operator(text: &str) -> Option<(&'static str, &'static str)> {
+    FOREIGN_OPERATORS
+        .iter()
+        .find(|(op, _)| text.starts_with(op))
+        .copied()
+}
+
+/// What an error says of an operator of another language, `op`, which this
+/// language writes `ours`: its message and its hint.
+pub fn foreign_operator_words(op: &str, ours: &str) -> (String, String) {
+    match ours {
+        "Power" => (
+            "there is no power operator".to_string(),
+            "write `Sqr(x)` for x², or `Power(x, 2)` for any power".to_string(),
+        ),
+        "to" => (
+            "there are no ranges: `..` is not part of the language".to_string(),
+            "a `for` loop counts with `to`: `for i := 1 to 3 do`; whole rows are \
+             `RowRange(m, first, count)`, whole columns `ColRange(m, first, count)`"
+                .to_string(),
+        ),
+        _ => {
+            let help = operator_help(ours)
+                .or_else(|| keyword_help(ours))
+                .unwrap_or("");
+            (
+                format!("there is no `{op}` operator"),
+                format!("write `{ours}`: {help}"),
+            )
+        }
+    }
+}
+
 /// What `:help NAME` prints when `name` is an operator or a keyword (in
 /// any case), with its newline: the prompt, a notebook's inspection and the
 /// editor's hover all show this one text. An operator is looked for first,
@@ -529,17 +581,21 @@ pub fn shown(ch: char) -> String {
     }
 }
 
-fn lex_error_diagnostic(error: LexError, text: &str, span: Span) -> Diagnostic {
+/// `text` is the erring slice, `rest` the source from its start on (where
+/// an operator of another language may go on past the slice).
+fn lex_error_diagnostic(error: LexError, text: &str, rest: &str, span: Span) -> Diagnostic {
     match error {
         LexError::UnexpectedCharacter => {
             let ch = text.chars().next().unwrap_or(' ');
             let span = Span::new(span.source, span.start, span.start + ch.len_utf8());
             let mut d = Diagnostic::new(span, format!("unexpected character `{}`", shown(ch)))
                 .with_label(span, "not part of any token");
-            if ch == '^' {
-                d = Diagnostic::new(span, "there is no power operator")
+            if let Some((op, ours)) = foreign_operator(rest) {
+                let span = Span::new(span.source, span.start, span.start + op.len());
+                let (message, hint) = foreign_operator_words(op, ours);
+                d = Diagnostic::new(span, message)
                     .with_label(span, "not an operator here")
-                    .with_hint("write `Sqr(x)` for x², or `Power(x, 2)` for any power");
+                    .with_hint(hint);
             } else if ch.is_alphabetic() {
                 d = d.with_hint("names are made of ASCII letters, digits and `_`");
             } else if ch == '"' {
@@ -674,7 +730,7 @@ fn lex_into(
                     Ok(n) => tokens.push((Token::Integer(n), digits)),
                     Err(_) => {
                         let error = LexError::IntegerTooLarge;
-                        errors.push(lex_error_diagnostic(error, slice, digits));
+                        errors.push(lex_error_diagnostic(error, slice, slice, digits));
                         tokens.push((Token::Error, digits));
                     }
                 }
@@ -682,7 +738,8 @@ fn lex_into(
                 Token::DotDot
             }
             Err(error) => {
-                let diagnostic = lex_error_diagnostic(error.clone(), lexer.slice(), span);
+                let rest = &lexer.source()[range.start..];
+                let diagnostic = lex_error_diagnostic(error.clone(), lexer.slice(), rest, span);
                 // An unexpected character is reported once per run of bad characters.
                 let repeat = error == LexError::UnexpectedCharacter
                     && matches!(tokens.last(), Some((Token::Error, last)) if last.end == span.start);
@@ -720,6 +777,36 @@ mod tests {
                     .step_by(2)
                     .any(|code| code.contains(op)),
                 "{op}: no example in {help:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_operator_of_another_language_is_one_error_naming_ours() {
+        for (op, ours) in FOREIGN_OPERATORS {
+            // This language's word is a real operator, keyword or builtin.
+            assert!(
+                operator_help(ours).is_some()
+                    || keyword_help(ours).is_some()
+                    || crate::declarations::find(ours).is_some(),
+                "{op} -> {ours}"
+            );
+            let text = format!("a {op} b");
+            let (tokens, errors) = lex(&text, 0);
+            if errors.is_empty() {
+                // Made of this language's tokens (`==`, `**`, `..`): the
+                // parser, not the lexer, says what to write.
+                assert!(tokens.iter().all(|(t, _)| *t != Token::Error), "{op}");
+                continue;
+            }
+            assert_eq!(errors.len(), 1, "{op}: {errors:?}");
+            let (message, hint) = foreign_operator_words(op, ours);
+            assert_eq!(errors[0].message, message);
+            assert_eq!(errors[0].hints, vec![hint.clone()]);
+            assert!(hint.contains(&format!("`{ours}")), "{hint}");
+            assert_eq!(
+                (errors[0].span.start, errors[0].span.end),
+                (2, 2 + op.len())
             );
         }
     }

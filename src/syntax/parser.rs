@@ -327,10 +327,73 @@ fn common_mistake(
             d.hints = vec!["a comparison is written with one `=`: `if x = 3 then`".to_string()];
             return d;
         }
+        // `x += 1` and `i++`: a statement's target, then an operator and
+        // `=`, or `++`.
+        let operator = match previous {
+            Token::Plus => Some('+'),
+            Token::Minus => Some('-'),
+            Token::Star => Some('*'),
+            Token::Slash => Some('/'),
+            _ => None,
+        };
+        let target = at.checked_sub(2).and_then(|i| match &tokens[i] {
+            (Token::Ident(name), _)
+                if i.checked_sub(1).is_none_or(|b| {
+                    matches!(
+                        tokens[b].0,
+                        Token::Semi
+                            | Token::Begin
+                            | Token::Then
+                            | Token::Else
+                            | Token::Do
+                            | Token::Repeat
+                            | Token::Tape
+                    )
+                }) =>
+            {
+                Some(name.as_str())
+            }
+            _ => None,
+        });
+        if let (Some(op), Some(name)) = (operator, target) {
+            // The right side as typed, up to the statement's end, if short;
+            // in brackets if it is more than one token (`x *= 2 + y`).
+            let right: Vec<Span> = tokens[at + 1..]
+                .iter()
+                .take_while(|(t, _)| !matches!(t, Token::Semi | Token::End | Token::Else))
+                .map(|(_, span)| *span)
+                .collect();
+            let right = match (right.first(), right.last()) {
+                (Some(first), Some(last)) => text
+                    .get(first.start..last.end)
+                    .filter(|typed| typed.len() <= 40 && !typed.contains('\n'))
+                    .map(|typed| match right.len() {
+                        1 => typed.to_string(),
+                        _ => format!("({typed})"),
+                    }),
+                _ => None,
+            }
+            .unwrap_or_else(|| "…".to_string());
+            let written = match found {
+                Token::Eq => Some((format!("{op}="), format!("{name} := {name} {op} {right}"))),
+                Token::Plus if op == '+' => {
+                    Some(("++".to_string(), format!("{name} := {name} + 1")))
+                }
+                _ => None,
+            };
+            if let Some((spelled, instead)) = written {
+                let (_, operator_span) = before.expect("a token before");
+                let span = Span::new(operator_span.source, operator_span.start, error.span().end);
+                return Diagnostic::new(span, format!("there is no `{spelled}` operator"))
+                    .with_label(span, "not an operator here")
+                    .with_hint(format!("write `{instead};`"));
+            }
+        }
         if *found == Token::Star && *previous == Token::Star {
             let mut d = d;
-            d.message = "there is no power operator".to_string();
-            d.hints = vec!["write `Sqr(x)` for x², or `Power(x, 2)` for any power".to_string()];
+            let (message, hint) = super::lexer::foreign_operator_words("**", "Power");
+            d.message = message;
+            d.hints = vec![hint];
             return d;
         }
     }
