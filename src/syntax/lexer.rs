@@ -107,7 +107,9 @@ fn parse_string(lex: &mut logos::Lexer<RawToken>) -> String {
 enum RawToken {
     #[token("{", |lex| skip_block_comment(lex, "}"))]
     #[token("(*", |lex| skip_block_comment(lex, "*)"))]
-    #[regex(r"//[^\n]*", allow_greedy = true)]
+    /// A line comment ends at a line break, a lone `\r` too (as editors and
+    /// the diagnostics' line numbers count lines).
+    #[regex(r"//[^\r\n]*", allow_greedy = true)]
     Comment,
 
     #[regex(r"[A-Za-z_][A-Za-z0-9_]*", |lex| lex.slice().to_string())]
@@ -126,11 +128,11 @@ enum RawToken {
     #[regex(r"\.[0-9]+", |_| digit_before_dot())]
     BadNumber,
 
-    #[regex(r"'([^'\n]|'')*'", parse_string, allow_greedy = true)]
+    #[regex(r"'([^'\r\n]|'')*'", parse_string, allow_greedy = true)]
     Str(String),
-    #[regex(r"'([^'\n]|'')*", |_| unterminated_string(), allow_greedy = true)]
+    #[regex(r"'([^'\r\n]|'')*", |_| unterminated_string(), allow_greedy = true)]
     OpenString,
-    #[regex(r#""([^"\\\n]|\\[^\n])*""#, |_| double_quoted())]
+    #[regex(r#""([^"\\\r\n]|\\[^\r\n])*""#, |_| double_quoted())]
     DoubleQuoted,
 
     #[token(":=")]
@@ -779,6 +781,20 @@ mod tests {
                 "{op}: no example in {help:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_lone_carriage_return_ends_a_line_comment_and_a_string() {
+        // A file saved with old Mac line ends: the comment is one line.
+        assert_eq!(
+            kinds("// c\ry := 1"),
+            vec![Token::Ident("y".into()), Token::Assign, Token::Integer(1)]
+        );
+        let (message, start, _) = first_error("s := 'ab\rWriteLn(s);");
+        assert_eq!(
+            (message.as_str(), start),
+            ("this string runs past the end of its line", 5)
+        );
     }
 
     #[test]
