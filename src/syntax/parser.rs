@@ -219,6 +219,36 @@ fn common_mistake(
         .with_label(span, "a range of another language")
         .with_hint(hint);
     }
+    // `Load(data.txt)`, `m.rows`: a dot between two names, as a path or
+    // a field is written in other languages. The parser stops at the dot,
+    // or takes it for the program's final `.` and stops after it.
+    let dot = match (found, before) {
+        (Some(Token::Dot), _) => Some(at),
+        (_, Some((Token::Dot, _))) => Some(at - 1),
+        _ => None,
+    };
+    if let Some(dot) = dot
+        && let Some((Token::Ident(name), name_span)) = dot.checked_sub(1).map(|i| &tokens[i])
+        && let Some((Token::Ident(field), field_span)) = tokens.get(dot + 1)
+        && name_span.end == tokens[dot].1.start
+        && field_span.start == tokens[dot].1.end
+    {
+        let span = Span::new(name_span.source, name_span.start, field_span.end);
+        let in_call = matches!(back_to_open_bracket(&tokens[..dot]), Back::Bracket(i)
+            if tokens[i].0 == Token::LParen
+                && i.checked_sub(1).is_some_and(|b| matches!(tokens[b].0, Token::Ident(_))));
+        let hint = if in_call {
+            format!("a file's path is a string, in single quotes: '{name}.{field}'")
+        } else {
+            format!(
+                "a name has no parts: there are no records or methods; a builtin \
+                 takes the value, as in `Rows({name})`"
+            )
+        };
+        return Diagnostic::new(span, format!("`{name}.{field}` is not a name or a value"))
+            .with_label(span, "a dot between two names")
+            .with_hint(hint);
+    }
     // `return x;`: a name, then another expression, where a statement starts.
     if let Some((Token::Ident(word), word_span)) = before
         && word.eq_ignore_ascii_case("return")
