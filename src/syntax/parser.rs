@@ -291,6 +291,11 @@ fn common_mistake(
                     "write `{next} := ...;` (a `var` section may give its type: `var {next}: Integer;`)"
                 ),
             )),
+            "case" => Some((
+                "not a keyword of the language",
+                "there is no `case`: choose with `if` and `else if`".to_string(),
+                format!("write `if {next} = 1 then ... else if {next} = 2 then ... else ...;`"),
+            )),
             "uses" | "import" | "include" => Some((
                 "not a keyword of the language",
                 format!("there is no `{word}`: every builtin is always there"),
