@@ -474,6 +474,16 @@ fn common_mistake(
         .with_label(span, "a keyword")
         .with_hint(format!("choose another name, such as `{word}1`"));
     }
+    // `x := [];`, `[[]]`: an empty matrix, to append to in other languages.
+    if let (Some(Token::RBracket), Some((Token::LBracket, open))) = (found, before) {
+        let span = Span::new(open.source, open.start, error.span().end);
+        return Diagnostic::new(span, "a matrix has at least one element")
+            .with_label(span, "an empty matrix")
+            .with_hint(
+                "there are no empty matrices and nothing is appended: `Zeros(1, n)` makes \
+                 a row of n to fill with `m[1, j] := ...;`, and `HStack(a, b)` joins two",
+            );
+    }
     // `x[2]`: an element with one index.
     if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
         let mut d = d;
