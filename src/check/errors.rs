@@ -174,8 +174,36 @@ pub fn unknown_routine<'a>(
              `break` leaves a loop, and a program ends after its last statement",
         );
     }
+    let candidates: Vec<&str> = candidates.into_iter().chain(["end"]).collect();
+    // Other languages' names for what this one spells otherwise, unless
+    // the program has the name in another case (`Print` declared, `print`
+    // called).
+    let differs_in_case = candidates
+        .iter()
+        .any(|c| c.eq_ignore_ascii_case(&name.text));
+    let other = match name.text.to_ascii_lowercase().as_str() {
+        "print" | "println" | "printf" | "puts" | "echo" => {
+            Some("`WriteLn(...)` prints a line (`Write(...)` without the newline)")
+        }
+        "readln" | "read" | "input" | "scanf" => Some(
+            "there is no keyboard input: a program reads the words after its path on the \
+             command line (`ParamStr(1)`, a number by `StrToInt` or `StrToFloat`) or a file \
+             (`ReadText`, `Load`)",
+        ),
+        "size" | "shape" | "dim" | "dims" => Some("`Rows(m)` and `Cols(m)` give a matrix's shape"),
+        "matmul" | "dot" | "mm" => {
+            Some("the matrix product is `a * b`; the elementwise product is `Hadamard(a, b)`")
+        }
+        "softmax" => Some("`RowSoftmax(m)` takes the softmax of each row"),
+        _ => None,
+    };
+    if let Some(hint) = other
+        && !differs_in_case
+    {
+        return d.with_hint(hint);
+    }
     // `edn;` is a call of a routine named `edn`: `end` is a candidate too.
-    with_near_miss(d, &name.text, candidates.into_iter().chain(["end"]))
+    with_near_miss(d, &name.text, candidates)
 }
 
 /// A read of a name that holds nothing: `label` says why (never assigned
