@@ -2007,20 +2007,26 @@ fn check_caller_declared(
     if let Some(ty) = declared
         && !v.fits(ty)
     {
-        return fail(
-            Diagnostic::new(
-                param.span,
-                format!(
-                    "`{}` names the caller's `{caller}`, which is declared {}, but is given {}",
-                    param.text,
-                    ty.name(),
-                    v.describe()
-                ),
-            )
-            .with_label(param.span, format!("`{caller}` wants {}", ty.name())),
-        );
+        let mut d = Diagnostic::new(
+            param.span,
+            format!(
+                "`{}` names the caller's `{caller}`, which is declared {}, but is given {}",
+                param.text,
+                ty.name(),
+                v.describe()
+            ),
+        )
+        .with_label(param.span, format!("`{caller}` wants {}", ty.name()));
+        d.hints.extend(declared_hint(ty, &v).map(String::from));
+        return fail(d);
     }
     check_declared(declared, v, param)
+}
+
+/// How to make `v` of the declared type `ty`, where that is plain: a Real
+/// where an Integer is declared.
+fn declared_hint(ty: TypeName, v: &Value) -> Option<&'static str> {
+    (ty == TypeName::Integer && matches!(v, Value::Real(..))).then_some(INTEGER_HINT)
 }
 
 /// `v` as the value of `target`, declared of type `declared`: refused if
@@ -2036,18 +2042,18 @@ fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<V
 
 fn of_declared_type(ty: TypeName, v: Value, target: &Name) -> Flow<Value> {
     if !v.fits(ty) {
-        return fail(
-            Diagnostic::new(
-                target.span,
-                format!(
-                    "`{}` is declared {} but is given {}",
-                    target.text,
-                    ty.name(),
-                    v.describe()
-                ),
-            )
-            .with_label(target.span, format!("wants {}", ty.name())),
-        );
+        let mut d = Diagnostic::new(
+            target.span,
+            format!(
+                "`{}` is declared {} but is given {}",
+                target.text,
+                ty.name(),
+                v.describe()
+            ),
+        )
+        .with_label(target.span, format!("wants {}", ty.name()));
+        d.hints.extend(declared_hint(ty, &v).map(String::from));
+        return fail(d);
     }
     Ok(match (ty, v) {
         (TypeName::Real, Value::Int(n, tag)) => Value::Real(n as f64, tag),
