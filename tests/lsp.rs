@@ -889,6 +889,66 @@ fn completion_in_a_routine_lists_its_locals_and_the_globals_not_another_routines
     assert!(client.finish().success());
 }
 
+/// `tapec check` refuses a routine or a `var` section inside a block or a
+/// branch, and a tape inside a tape: as a block is typed (no `end` yet),
+/// none of them is offered in it, and after its `end` they are again.
+#[test]
+fn inside_an_open_block_no_routine_var_section_or_second_tape_is_offered() {
+    let mut client = Client::start();
+    client.initialize(json!({
+        "textDocument": {"completion": {"completionItem": {"snippetSupport": true}}}
+    }));
+    client.open(URI, "");
+    let mut version = 1;
+    let mut labels = |client: &mut Client, text: &str| -> Vec<String> {
+        version += 1;
+        client.change(URI, version, text);
+        let end = position(text, text, 0, text.len());
+        let items = client.result("textDocument/completion", at(URI, end));
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let declarations = ["procedure", "function", "procedure …", "function …", "var"];
+    for text in [
+        "x := 1;\ntape\n  ",
+        "x := 1;\ntape\n  y := x;\n  ",
+        "begin\n  ",
+        "x := 1;\nif x > 0 then ",
+        "x := 1;\nif x > 0 then y := 1 else ",
+        "for i := 1 to 3 do ",
+        "repeat\n  ",
+        "procedure P;\nbegin\n  ",
+    ] {
+        let offered = labels(&mut client, text);
+        assert!(
+            offered.iter().any(|l| l == "while"),
+            "{text:?}: {offered:?}"
+        );
+        for unwanted in declarations {
+            assert!(
+                !offered.iter().any(|l| l == unwanted),
+                "{text:?}: {unwanted} offered in {offered:?}"
+            );
+        }
+    }
+    let in_tape = labels(&mut client, "tape\n  x := 1;\n  ");
+    for unwanted in ["tape", "tape … end;"] {
+        assert!(!in_tape.iter().any(|l| l == unwanted), "{in_tape:?}");
+    }
+    let after = labels(&mut client, "tape\n  x := 1;\nend;\n");
+    for wanted in ["procedure", "function …", "var", "tape", "tape … end;"] {
+        assert!(after.iter().any(|l| l == wanted), "{wanted}: {after:?}");
+    }
+    // Between a routine's header and its `begin`, its `var` section.
+    let header = labels(&mut client, "procedure P;\n");
+    assert!(header.iter().any(|l| l == "var"), "{header:?}");
+    assert!(client.finish().success());
+}
+
 #[test]
 fn signature_help_follows_the_commas() {
     let mut client = features_client(json!({}));

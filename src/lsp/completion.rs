@@ -4,7 +4,8 @@
 //! and doc line, the keywords and type names, and snippets for a tape, a
 //! `for` loop and the routines. Nothing inside a comment or a string
 //! (one still being typed too); inside an expression no statement and no
-//! snippet; after a `:` the types; a routine's snippet at the top level.
+//! snippet; after a `:` the types; a routine and a `var` section at the top
+//! level only (not in a block or a branch), and no tape inside a tape.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -138,13 +139,19 @@ const NOT_AT_START: &[&str] = &[
     "and", "or", "div", "mod", "not", "then", "do", "to", "downto", "true", "false",
 ];
 
-/// What may stand at `offset` of `text`, whose tokens are `tokens`.
-fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
+/// Where the word being typed at `offset` starts.
+fn word_start(text: &str, offset: usize) -> usize {
     let text = text.as_bytes();
     let mut start = offset.min(text.len());
     while start > 0 && (text[start - 1].is_ascii_alphanumeric() || text[start - 1] == b'_') {
         start -= 1;
     }
+    start
+}
+
+/// What may stand at `offset` of `text`, whose tokens are `tokens`.
+fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
+    let start = word_start(text, offset);
     let before = tokens
         .iter()
         .take_while(|(_, s)| s.end <= start)
@@ -163,6 +170,37 @@ fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
             Place::AfterValue
         }
         _ => Place::Statement,
+    }
+}
+
+/// Where a statement that starts at `at` stands, read on the tokens before
+/// it (a block being typed has no `end` yet, so the tree may not hold it).
+#[derive(Debug, Default, PartialEq)]
+struct Around {
+    /// Inside a `begin`, `tape` or `repeat` still open, or the one
+    /// statement of a `then`, `do` or `else`: no routine and no `var`
+    /// section may stand there.
+    nested: bool,
+    /// Inside a `tape` still open: tapes do not nest.
+    in_tape: bool,
+}
+
+fn around(tokens: &[(Token, Span)], at: usize) -> Around {
+    let mut open: Vec<&Token> = Vec::new();
+    let mut last = None;
+    for (token, _) in tokens.iter().take_while(|(_, s)| s.end <= at) {
+        match token {
+            Token::Begin | Token::Tape | Token::Repeat => open.push(token),
+            Token::End | Token::Until => {
+                open.pop();
+            }
+            _ => {}
+        }
+        last = Some(token);
+    }
+    Around {
+        nested: !open.is_empty() || matches!(last, Some(Token::Then | Token::Do | Token::Else)),
+        in_tape: open.contains(&&Token::Tape),
     }
 }
 
@@ -282,10 +320,16 @@ pub fn completions(
             Some("constant".to_string()),
         ));
     }
-    // Routines and the program's name are declared at the top level only.
+    // Routines and the program's name are declared at the top level only;
+    // a `var` section there or before a routine's `begin`; a tape not
+    // inside another.
     let in_routine = names.routine_at(offset).is_some();
+    let around = around(&doc.tokens, word_start(doc.text(), offset));
     for (k, _, help) in crate::syntax::lexer::KEYWORDS {
-        if in_routine && ["program", "procedure", "function"].contains(k) {
+        if (in_routine || around.nested) && ["program", "procedure", "function"].contains(k) {
+            continue;
+        }
+        if (around.nested && *k == "var") || (around.in_tape && *k == "tape") {
             continue;
         }
         // `program` names the program on its first line only.
@@ -302,11 +346,12 @@ pub fn completions(
     if in_expression {
         return items;
     }
-    // A routine is declared at the top level only.
-    let top_level = names.routine_at(offset).is_none();
     if snippets {
         for (label, what, body) in SNIPPETS {
-            if !top_level && (label.starts_with("function") || label.starts_with("procedure")) {
+            let routine = label.starts_with("function") || label.starts_with("procedure");
+            if ((in_routine || around.nested) && routine)
+                || (around.in_tape && label.starts_with("tape"))
+            {
                 continue;
             }
             let mut it = item(label, CompletionItemKind::SNIPPET, Some(what.to_string()));
