@@ -949,6 +949,55 @@ fn inside_an_open_block_no_routine_var_section_or_second_tape_is_offered() {
     assert!(client.finish().success());
 }
 
+/// Where a new name is declared, nothing of the program's or the
+/// language's is wanted: a builtin's name offered there would be an error
+/// once taken (`procedure Save`). Before a parameter, `var` may come.
+#[test]
+fn where_a_new_name_is_declared_nothing_is_offered() {
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    client.open(URI, "");
+    let mut version = 1;
+    let mut labels = |client: &mut Client, text: &str| -> Vec<String> {
+        version += 1;
+        client.change(URI, version, text);
+        let end = position(text, text, 0, text.len());
+        let items = client.result("textDocument/completion", at(URI, end));
+        items
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    for text in [
+        "program ",
+        "x := 1;\nprocedure Sa",
+        "function ",
+        "var ",
+        "var a, ",
+        "procedure P(var ",
+        "procedure P(a, ",
+    ] {
+        let offered = labels(&mut client, text);
+        assert!(offered.is_empty(), "{text:?}: {offered:?}");
+    }
+    for text in ["procedure P(", "function F(a: Real; "] {
+        assert_eq!(labels(&mut client, text), ["var"], "{text:?}");
+    }
+    // A call's arguments, and a statement after a header, are no header.
+    for (text, wanted) in [
+        ("x := 1;\ny := Sqrt(", "x"),
+        ("x := 1;\nWriteLn(x, ", "x"),
+        ("procedure P(a: Real);\n", "WriteLn"),
+        ("x := 1;\nvar a: Real;\n", "WriteLn"),
+    ] {
+        let offered = labels(&mut client, text);
+        assert!(offered.iter().any(|l| l == wanted), "{text:?}: {offered:?}");
+    }
+    assert!(client.finish().success());
+}
+
 #[test]
 fn signature_help_follows_the_commas() {
     let mut client = features_client(json!({}));

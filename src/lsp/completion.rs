@@ -5,7 +5,8 @@
 //! `for` loop and the routines. Nothing inside a comment or a string
 //! (one still being typed too); inside an expression no statement and no
 //! snippet; after a `:` the types; a routine and a `var` section at the top
-//! level only (not in a block or a branch), and no tape inside a tape.
+//! level only (not in a block or a branch), and no tape inside a tape;
+//! where a new name is declared nothing (but `var` before a parameter).
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -127,6 +128,12 @@ enum Place {
     /// Just after a value (`if x |`): only what may follow one, an
     /// operator word or the word that goes on (`then`, `do`, `to`, ...).
     AfterValue,
+    /// Where a new name is declared (`procedure |`, `var a, |`): nothing
+    /// is offered, as nothing of the program's is wanted there.
+    NewName,
+    /// Where a routine's header declares a parameter (`procedure P(|`,
+    /// `P(a: Real; |`): a new name, or `var` before it.
+    Parameter,
 }
 
 /// The words that may follow a value.
@@ -159,6 +166,9 @@ fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
         .map(|(t, _)| t);
     use Token::*;
     match before {
+        Some(Procedure | Function | Program | Var) => Place::NewName,
+        Some(LParen | Semi) if in_header(tokens, start) => Place::Parameter,
+        Some(Comma) if in_header(tokens, start) || in_var_list(tokens, start) => Place::NewName,
         // `WriteLn(x:8:3)`: a width, where an expression goes.
         Some(Colon) if in_call(tokens, start) => Place::Expression,
         Some(Colon) => Place::Type,
@@ -204,6 +214,45 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     }
 }
 
+/// Whether `at` is inside the parentheses of a routine's header, where
+/// its parameters are declared (a `;` parts them there, so the open
+/// bracket is looked for back past it).
+fn in_header(tokens: &[(Token, Span)], at: usize) -> bool {
+    let before = tokens.partition_point(|(_, s)| s.end <= at);
+    let mut depth = 0;
+    for i in (0..before).rev() {
+        match &tokens[i].0 {
+            Token::RParen => depth += 1,
+            Token::LParen if depth > 0 => depth -= 1,
+            Token::LParen => {
+                return i >= 2
+                    && matches!(tokens[i - 1].0, Token::Ident(_))
+                    && matches!(tokens[i - 2].0, Token::Procedure | Token::Function);
+            }
+            Token::Begin | Token::End | Token::Tape | Token::Then | Token::Do | Token::Else => {
+                return false;
+            }
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Whether `at` follows `var a, b, `: more names of one declaration.
+fn in_var_list(tokens: &[(Token, Span)], at: usize) -> bool {
+    let before = tokens.partition_point(|(_, s)| s.end <= at);
+    let mut rev = tokens[..before].iter().rev().map(|(t, _)| t);
+    loop {
+        if !matches!(rev.next(), Some(Token::Comma)) || !matches!(rev.next(), Some(Token::Ident(_)))
+        {
+            return false;
+        }
+        if matches!(rev.clone().next(), Some(Token::Var)) {
+            return true;
+        }
+    }
+}
+
 /// Whether `at` is inside the parentheses of a call (not of a routine's
 /// header, where a `:` is followed by a type).
 fn in_call(tokens: &[(Token, Span)], at: usize) -> bool {
@@ -246,6 +295,17 @@ pub fn completions(
                 CompletionItemKind::CLASS,
                 Some("type".to_string()),
             ));
+        }
+        return items;
+    }
+    if place == Place::NewName {
+        return items;
+    }
+    if place == Place::Parameter {
+        for (k, _, help) in crate::syntax::lexer::KEYWORDS {
+            if *k == "var" {
+                items.push(keyword(k, help, markdown));
+            }
         }
         return items;
     }
