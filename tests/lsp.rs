@@ -1158,6 +1158,30 @@ fn rename_changes_every_occurrence_and_refuses_what_would_break() {
     assert!(client.finish().success());
 }
 
+/// A statement that does not parse is not in the tree: renaming a name
+/// that stands in one would leave it there, unrenamed, so the rename is
+/// refused with the line to fix; a name that does not is renamed.
+#[test]
+fn rename_is_refused_while_the_name_stands_in_a_statement_that_does_not_parse() {
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    let text = "x := 1;\nz := 2;\ny := x + ;\nWriteLn(x, z);\n";
+    assert!(!client.open(URI, text).is_empty());
+    let mut params = at(URI, position(text, "x", 0, 0));
+    params["newName"] = json!("q");
+    let refused = client.request("textDocument/rename", params);
+    let message = refused["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("line 3") && message.contains("does not parse"),
+        "{refused}"
+    );
+    let mut params = at(URI, position(text, "z", 0, 0));
+    params["newName"] = json!("q");
+    let edit = client.result("textDocument/rename", params);
+    assert_eq!(edit["changes"][URI].as_array().unwrap().len(), 2, "{edit}");
+    assert!(client.finish().success());
+}
+
 #[test]
 fn a_begin_without_end_is_underlined_at_the_last_text_not_after_it() {
     let mut client = Client::start();

@@ -287,6 +287,9 @@ pub struct Document {
     /// does not parse (each where the parser recovered), else the checks'
     /// errors, else the warnings.
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether the text parsed: if not, the statements that did not are
+    /// missing from the tree, and their names from `names`.
+    pub parses: bool,
     pub names: Names,
     /// Every token, for what reads the text around the cursor.
     pub tokens: Vec<(Token, Span)>,
@@ -310,7 +313,8 @@ impl Document {
         // the layout warnings among them.
         let checked = check::check_program(&program, &Known::default(), false);
         let names = Names::build(&program, &checked);
-        let diagnostics = if !syntax_errors.is_empty() {
+        let parses = syntax_errors.is_empty();
+        let diagnostics = if !parses {
             syntax_errors
         } else {
             check::layout::among_errors(checked.errors, &program.body, &read)
@@ -322,6 +326,7 @@ impl Document {
             lines: LineIndex::new(text),
             program,
             diagnostics,
+            parses,
             names,
             tokens,
             comments,

@@ -67,7 +67,8 @@ pub fn prepare_rename(doc: &Document, offset: usize, encoding: Encoding) -> Opti
 }
 
 /// Every occurrence of the name at `offset` changed to `new_name`; an
-/// error in words when the name cannot be renamed or the new one not used.
+/// error in words when the name cannot be renamed, the new one not used,
+/// or the name also stands in a statement that did not parse.
 pub fn rename(
     doc: &Document,
     uri: &Uri,
@@ -94,6 +95,23 @@ pub fn rename(
     if new_name != doc.names.text(occurrence.symbol) && doc.names.has_text(new_name) {
         return Err(format!(
             "`{new_name}` is already a name in this program: renaming to it could change what a name means"
+        ));
+    }
+    // A statement that did not parse is not in the tree, so its names are
+    // not known: renaming around them would leave the old name there.
+    let old_name = doc.names.text(occurrence.symbol);
+    let program = doc.program.name.as_ref().map(|n| n.span);
+    let unparsed = doc.tokens.iter().find(|(token, span)| {
+        !doc.parses
+            && matches!(token, Token::Ident(n) if n == old_name)
+            && Some(*span) != program
+            && doc.names.at(span.start).is_none_or(|o| o.span != *span)
+    });
+    if let Some((_, span)) = unparsed {
+        return Err(format!(
+            "`{old_name}` also stands on line {} in a statement that does not parse: \
+             fix it first, so that every `{old_name}` is renamed",
+            doc.lines.line_number(span.start)
         ));
     }
     let edits = doc
