@@ -148,6 +148,9 @@ pub struct Repl {
     /// when it began was opened, if one was. `None`: a failure undoes its
     /// entry alone.
     undone_whole_to: Option<Option<Span>>,
+    /// Whether statements of a failed entry ran before the one that
+    /// failed, while its failure is told by what undoes it whole.
+    ran_before_error: bool,
     /// Where notices (`Plot wrote ...`) are written as they come, rather
     /// than after their entry.
     notices_to: Option<fn() -> Box<dyn Write>>,
@@ -216,6 +219,7 @@ impl Repl {
             keep_interruptions: false,
             place: None,
             undone_whole_to: None,
+            ran_before_error: false,
             notices_to: None,
             notebook: false,
         }
@@ -317,6 +321,12 @@ impl Repl {
     /// left open is what is open after that; `None`: each entry alone.
     pub fn undo_whole_to(&mut self, mark: Option<&Mark>) {
         self.undone_whole_to = mark.map(|m| m.tape_started);
+    }
+
+    /// Whether an entry that failed while undone whole had statements
+    /// before the failing one that ran; clears it.
+    pub fn take_ran_before_error(&mut self) -> bool {
+        std::mem::take(&mut self.ran_before_error)
     }
 
     /// What stays of the tape open at the prompt when the entry running
@@ -802,7 +812,10 @@ impl Repl {
                     let ran = program.body[..k]
                         .iter()
                         .any(|s| !matches!(s.kind, StmtKind::Empty | StmtKind::Routine(_)));
-                    let d = if ran {
+                    // A notebook cell undone whole says so itself, in
+                    // its own words: it is told, and says it once.
+                    self.ran_before_error |= ran;
+                    let d = if ran && self.undone_whole_to.is_none() {
                         (*d).with_note(
                             "the statements before it in this entry ran and are undone too: the entry changed nothing",
                         )

@@ -158,6 +158,28 @@ fn a_failing_cell_changes_nothing_and_shows_the_diagnostic() {
         named.traceback.join("\n").contains("[ cell [7]:2:"),
         "{named:?}"
     );
+    // Statements before the error on its own line ran too: the cell says
+    // so once, in its own words, as when they stand on lines above it.
+    for code in [
+        "x := 3; y := 1 div 0;",
+        "WriteLn(1);\nx := 3; y := 1 div 0;",
+    ] {
+        let Outcome::Failed(same_line) = cells.execute(code) else {
+            panic!("`div` by zero fails");
+        };
+        let text = same_line.traceback.join("\n");
+        assert_eq!(text.matches("undone").count(), 1, "{code:?}: {text}");
+        assert!(!text.contains("entry"), "{code:?}: {text}");
+        assert!(
+            same_line
+                .traceback
+                .last()
+                .unwrap()
+                .contains("The cell changed nothing"),
+            "{code:?}: {text}"
+        );
+    }
+    streams(&shown);
     // A cell left open is an error at its end, as the end of piped input.
     assert!(matches!(
         cells.execute("begin\n  x := 9;"),

@@ -160,6 +160,7 @@ impl Cells {
         // What an error says is left open is what is open once the cell
         // is undone.
         self.repl.undo_whole_to(Some(&mark));
+        self.repl.take_ran_before_error();
         // Whether a statement of the cell ran before the one that fails:
         // set as each entry starts, from whether a line of code came first.
         let (mut ran, mut code_seen) = (false, false);
@@ -186,7 +187,7 @@ impl Cells {
         if !rendered.is_empty() {
             self.repl.undo_to(mark);
             let mut failure = failure(&rendered);
-            if ran {
+            if ran || self.repl.take_ran_before_error() {
                 failure.traceback.push(
                     "The cell changed nothing: what ran before the error, and any output it \
                      showed above, is undone too."
