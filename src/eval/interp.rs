@@ -2007,26 +2007,32 @@ fn check_caller_declared(
     if let Some(ty) = declared
         && !v.fits(ty)
     {
-        let mut d = Diagnostic::new(
-            param.span,
-            format!(
-                "`{}` names the caller's `{caller}`, which is declared {}, but is given {}",
-                param.text,
-                ty.name(),
-                v.describe()
-            ),
-        )
-        .with_label(param.span, format!("`{caller}` wants {}", ty.name()));
-        d.hints.extend(declared_hint(ty, &v).map(String::from));
-        return fail(d);
+        let message = format!(
+            "`{}` names the caller's `{caller}`, which is declared {}, but is given {}",
+            param.text,
+            ty.name(),
+            v.describe()
+        );
+        let label = format!("`{caller}` wants {}", ty.name());
+        return not_of_declared_type(param.span, message, label, ty, &v);
     }
     check_declared(declared, v, param)
 }
 
-/// How to make `v` of the declared type `ty`, where that is plain: a Real
-/// where an Integer is declared.
-fn declared_hint(ty: TypeName, v: &Value) -> Option<&'static str> {
-    (ty == TypeName::Integer && matches!(v, Value::Real(..))).then_some(INTEGER_HINT)
+/// The error of `v` given where `ty` is declared, with how to make one
+/// where that is plain: a Real where an Integer is declared.
+fn not_of_declared_type(
+    span: Span,
+    message: String,
+    label: String,
+    ty: TypeName,
+    v: &Value,
+) -> Flow<Value> {
+    let d = Diagnostic::new(span, message).with_label(span, label);
+    fail(match (ty, v) {
+        (TypeName::Integer, Value::Real(..)) => d.with_hint(INTEGER_HINT),
+        _ => d,
+    })
 }
 
 /// `v` as the value of `target`, declared of type `declared`: refused if
@@ -2042,18 +2048,14 @@ fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<V
 
 fn of_declared_type(ty: TypeName, v: Value, target: &Name) -> Flow<Value> {
     if !v.fits(ty) {
-        let mut d = Diagnostic::new(
-            target.span,
-            format!(
-                "`{}` is declared {} but is given {}",
-                target.text,
-                ty.name(),
-                v.describe()
-            ),
-        )
-        .with_label(target.span, format!("wants {}", ty.name()));
-        d.hints.extend(declared_hint(ty, &v).map(String::from));
-        return fail(d);
+        let message = format!(
+            "`{}` is declared {} but is given {}",
+            target.text,
+            ty.name(),
+            v.describe()
+        );
+        let label = format!("wants {}", ty.name());
+        return not_of_declared_type(target.span, message, label, ty, &v);
     }
     Ok(match (ty, v) {
         (TypeName::Real, Value::Int(n, tag)) => Value::Real(n as f64, tag),
