@@ -406,7 +406,8 @@ impl Repl {
         names
     }
 
-    /// What `:vars` says of one variable, or a routine's kind.
+    /// What `:vars` says of one variable, or what `:help` says of a
+    /// routine: the text a notebook's inspection shows.
     pub fn describe(&self, name: &str) -> Option<String> {
         if let Some(slot) = self.interp.globals.get(name) {
             let what = match &slot.value {
@@ -416,14 +417,22 @@ impl Repl {
             };
             return Some(format!("{name} : {what}\n"));
         }
+        self.routine_help(name)
+    }
+
+    /// What `:help` says of a routine of the session: its header as it
+    /// was written, parameter types and all, and its kind.
+    fn routine_help(&self, name: &str) -> Option<String> {
         let routine = self.interp.routines.get(name)?;
+        let header = routine.header;
+        let text = self.sources.text(header.source);
+        let shown = text.get(header.start..header.end).unwrap_or(name);
         let kind = if routine.is_function {
             "function"
         } else {
             "procedure"
         };
-        let params: Vec<&str> = routine.params.iter().map(|p| &*p.name.text).collect();
-        Some(format!("{kind} {name}({})\n", params.join(", ")))
+        Some(format!("{shown}\n  a {kind} of this session\n"))
     }
 
     /// A notebook's `:graph` (`walk`: `:walk`) refused, as any command
@@ -1043,19 +1052,8 @@ impl Repl {
             self.say(&ty.help_line());
             return;
         }
-        if let Some(routine) = self.interp.routines.get(name).cloned() {
-            let header = routine.header;
-            let text = self.sources.text(header.source);
-            let shown = text
-                .get(header.start..header.end)
-                .unwrap_or(name)
-                .to_string();
-            let kind = if routine.is_function {
-                "function"
-            } else {
-                "procedure"
-            };
-            self.say(&format!("{shown}\n  a {kind} of this session\n"));
+        if let Some(help) = self.routine_help(name) {
+            self.say(&help);
             return;
         }
         let foreign = crate::syntax::lexer::foreign_operator(name).filter(|(op, _)| *op == name);

@@ -415,6 +415,22 @@ fn inspection_gives_the_help_text() {
     assert!(cells.inspect("'a' + Tanh(", 11).is_some());
 }
 
+/// A routine of the session is inspected as `:help` tells it, its
+/// parameters' types and all.
+#[test]
+fn inspection_of_a_routine_is_its_help() {
+    let (mut cells, shown) = session();
+    cells.execute("procedure P(a: Matrix; n: Integer); begin WriteLn(n); end;");
+    streams(&shown);
+    cells.execute(":help P");
+    let (help, _) = streams(&shown);
+    assert_eq!(
+        help,
+        "procedure P(a: Matrix; n: Integer)\n  a procedure of this session\n"
+    );
+    assert_eq!(cells.inspect("P(", 2), Some(help));
+}
+
 /// `:help` in a notebook tells the commands as the kernel runs them:
 /// `:walk` shows a page, `:graph` draws in the cell, `:quit` is not one.
 #[test]
