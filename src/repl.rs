@@ -406,6 +406,24 @@ impl Repl {
         names
     }
 
+    /// The variables whose blame `:blame` can read: those that hold a
+    /// value of the last tape, sorted.
+    pub fn blamable(&self) -> Vec<String> {
+        let tape = &self.interp.tape;
+        let mut names: Vec<String> = self
+            .interp
+            .globals
+            .keys()
+            .filter(|name| {
+                let value = self.interp.globals[name.as_str()].value.as_ref();
+                value.is_some_and(|v| tape.find(v.tag()).is_some())
+            })
+            .cloned()
+            .collect();
+        names.sort_unstable();
+        names
+    }
+
     /// What `:vars` says of one variable, or what `:help` says of a
     /// routine: the text a notebook's inspection shows.
     pub fn describe(&self, name: &str) -> Option<String> {
@@ -1223,19 +1241,9 @@ impl Repl {
                 }
             }
             "blame" if !rest.is_empty() && !self.interp.is_variable(rest) => {
-                // Offer only names whose blame can be read: variables that
-                // hold a value of the last tape.
-                let tape = &self.interp.tape;
-                let on_tape: Vec<&str> = self
-                    .interp
-                    .globals
-                    .keys()
-                    .filter(|name| {
-                        let value = self.interp.globals[name.as_str()].value.as_ref();
-                        value.is_some_and(|v| tape.find(v.tag()).is_some())
-                    })
-                    .map(String::as_str)
-                    .collect();
+                // Offer only names whose blame can be read.
+                let on_tape = self.blamable();
+                let on_tape: Vec<&str> = on_tape.iter().map(String::as_str).collect();
                 // Any one-letter name is a near miss of any other.
                 let close = crate::diagnostic::near_miss(rest, on_tape.iter().copied())
                     .filter(|_| rest.chars().count() > 1);
@@ -1245,9 +1253,7 @@ impl Repl {
                         "no variable holds a value of a tape yet: run a tape first".to_string()
                     }
                     None => {
-                        let mut names = on_tape.clone();
-                        names.sort_unstable();
-                        format!("blame can be read for {}", names.join(", "))
+                        format!("blame can be read for {}", on_tape.join(", "))
                     }
                 };
                 let d = self

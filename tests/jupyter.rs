@@ -330,6 +330,40 @@ fn completion_offers_names_builtins_keywords_and_commands() {
     assert!(matches.iter().any(|m| m == "Tanh"), "{matches:?}");
 }
 
+/// After a command, what the command takes: `:blame` a variable whose
+/// blame it can read (as its own error lists them), `:tape` `all`, `:help`
+/// any name or command, and a command that takes a file or nothing no name.
+#[test]
+fn completion_after_a_command_offers_what_it_takes() {
+    let (mut cells, _) = session();
+    let (matches, _, _) = cells.complete(":blame ", 7);
+    assert!(matches.is_empty(), "no tape yet: {matches:?}");
+    cells.execute("w := [[1, 2]];\nn := 3;\ntape\n  s := Sum(w);\nend;");
+    let (matches, start, end) = cells.complete(":blame ", 7);
+    assert_eq!(matches, vec!["s", "w"]);
+    assert_eq!((start, end), (7, 7));
+    let (matches, _, _) = cells.complete(":blame s", 8);
+    assert_eq!(matches, vec!["s"]);
+    for code in [":graph ", ":graph pi", ":load ", ":vars ", ":walk W"] {
+        let (matches, _, _) = cells.complete(code, code.chars().count());
+        assert!(matches.is_empty(), "{code}: {matches:?}");
+    }
+    let (matches, _, _) = cells.complete(":tape ", 6);
+    assert_eq!(matches, vec!["all"]);
+    let (matches, _, _) = cells.complete(":help Ta", 8);
+    assert!(
+        matches.iter().any(|m| m == "Tanh") && matches.iter().any(|m| m == "tape"),
+        "{matches:?}"
+    );
+    let (matches, _, _) = cells.complete(":help :wa", 9);
+    assert_eq!(matches, vec!["walk"]);
+    // `:` alone: the commands a notebook runs.
+    let (matches, _, _) = cells.complete(":", 1);
+    let mut commands: Vec<&str> = tapec::repl::command_words(true).collect();
+    commands.sort_unstable();
+    assert_eq!(matches, commands);
+}
+
 /// After the `:` of a declaration the types are offered, as the language
 /// server offers them; a `:` in a call is a width, where values go.
 #[test]

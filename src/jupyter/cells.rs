@@ -319,53 +319,74 @@ impl Cells {
     /// start with the word before it — variables and routines of the
     /// session and of the cell, builtins, constants, keywords; after a
     /// `:` that opens the line the commands, after one of a declaration
-    /// the types — and the word's start and end, in characters.
+    /// the types; after a command, what it takes — and the word's start
+    /// and end, in characters.
     pub fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
+        let chars: Vec<char> = code.chars().collect();
+        let cursor = cursor.min(chars.len());
         let (start, end) = word_around(code, cursor);
         // Nothing inside a comment or a string, as the language server.
-        let at: usize = code.chars().take(cursor).map(char::len_utf8).sum();
+        let at: usize = chars[..cursor].iter().copied().map(char::len_utf8).sum();
         if crate::lsp::completion::in_text(code, at) {
             return (Vec::new(), start, end);
         }
-        let chars: Vec<char> = code.chars().collect();
-        let word: String = chars[start..cursor.min(chars.len())].iter().collect();
+        let word: String = chars[start..cursor].iter().collect();
+        let line: String = chars[..start]
+            .iter()
+            .rev()
+            .take_while(|c| **c != '\n')
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         // A command only where its `:` opens the line (in `WriteLn(x:8)`
         // a `:` is a width).
-        let command = start > 0
-            && chars[start - 1] == ':'
-            && chars[..start - 1]
-                .iter()
-                .rev()
-                .take_while(|c| **c != '\n')
-                .all(|c| c.is_whitespace());
-        // After a `:` of a declaration, a type, as the language server
-        // offers.
-        let types = !command && crate::lsp::completion::wants_type(code, at);
+        let command = line.trim_start() == ":";
+        // After a command and a space, what that command takes: `:blame`
+        // a variable that holds a value of the last tape, `:tape` `all`,
+        // `:help` any name (or, after its `:`, a command); a file name or
+        // nothing else.
+        let argument_of = line
+            .trim_start()
+            .strip_prefix(':')
+            .and_then(|rest| rest.split_once(char::is_whitespace))
+            .map(|(name, _)| name);
+        let mut matches: Vec<String> = Vec::new();
+        let mut keywords = false;
+        match argument_of {
+            _ if command => matches.extend(crate::repl::command_words(true).map(str::to_string)),
+            Some("help") if line.ends_with(':') => {
+                matches.extend(crate::repl::command_words(true).map(str::to_string))
+            }
+            Some("help") => {
+                matches.extend(self.repl.names());
+                matches.extend(builtin_names());
+                keywords = true;
+            }
+            Some("blame") => matches.extend(self.repl.blamable()),
+            Some("tape") => matches.push("all".to_string()),
+            Some(_) => {}
+            // After a `:` of a declaration, a type, as the language server
+            // offers.
+            None if crate::lsp::completion::wants_type(code, at) => {
+                matches.extend(crate::lsp::completion::type_names().map(str::to_string))
+            }
+            None => {
+                let whole: String = chars[start..end].iter().collect();
+                matches.extend(self.repl.names());
+                // The name being typed is in the cell too: it is no proposal.
+                matches.extend(cell_names(code).into_iter().filter(|n| *n != whole));
+                matches.extend(builtin_names());
+                keywords = true;
+            }
+        }
         // Names match as written; keywords in any case, as the lexer
         // reads them.
-        let mut matches: Vec<String> = Vec::new();
-        if command {
-            matches.extend(crate::repl::command_words(true).map(str::to_string));
-        } else if types {
-            matches.extend(crate::lsp::completion::type_names().map(str::to_string));
-        } else {
-            let whole: String = chars[start..end].iter().collect();
-            matches.extend(self.repl.names());
-            // The name being typed is in the cell too: it is no proposal.
-            matches.extend(cell_names(code).into_iter().filter(|n| *n != whole));
-            matches.extend(
-                crate::declarations::BUILTINS
-                    .iter()
-                    .map(|b| b.name.to_string()),
-            );
-            matches.extend(crate::declarations::CONSTANTS.iter().map(|c| c.to_string()));
-        }
         matches.retain(|c| c.starts_with(&word));
-        if !command && !types {
+        if keywords {
             let lower = word.to_lowercase();
-            let keywords = crate::lsp::completion::keywords();
             matches.extend(
-                keywords
+                crate::lsp::completion::keywords()
                     .filter(|k| k.starts_with(&lower))
                     .map(|k| k.to_string()),
             );
@@ -459,6 +480,14 @@ fn word_around(code: &str, cursor: usize) -> (usize, usize) {
         end += 1;
     }
     (start, end)
+}
+
+/// The builtins' names and the constants'.
+fn builtin_names() -> impl Iterator<Item = String> {
+    crate::declarations::BUILTINS
+        .iter()
+        .map(|b| b.name.to_string())
+        .chain(crate::declarations::CONSTANTS.iter().map(|c| c.to_string()))
 }
 
 /// Every name the cell itself writes, so that one just assigned is offered.
