@@ -364,6 +364,24 @@ fn completion_after_a_command_offers_what_it_takes() {
     assert_eq!(matches, commands);
 }
 
+/// With the cursor inside a word, the name chosen replaces the word
+/// before the cursor, which is what the matches start with (Jupyter's
+/// and IPython's convention): the rest of the word stays.
+#[test]
+fn completion_inside_a_word_replaces_what_is_before_the_cursor() {
+    let (cells, _) = session();
+    let (matches, start, end) = cells.complete("WriteLn(Ro", 9);
+    assert_eq!((start, end), (8, 9));
+    assert!(matches.iter().any(|m| m == "RandInt"), "{matches:?}");
+    // Keywords in any case, as the lexer reads them.
+    assert!(
+        matches.iter().all(|m| m.to_lowercase().starts_with('r')),
+        "{matches:?}"
+    );
+    let (_, start, end) = cells.complete("é Tanh", 4);
+    assert_eq!((start, end), (2, 4));
+}
+
 /// After the `:` of a declaration the types are offered, as the language
 /// server offers them; a `:` in a call is a width, where values go.
 #[test]

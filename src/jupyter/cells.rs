@@ -319,8 +319,10 @@ impl Cells {
     /// start with the word before it — variables and routines of the
     /// session and of the cell, builtins, constants, keywords; after a
     /// `:` that opens the line the commands, after one of a declaration
-    /// the types; after a command, what it takes — and the word's start
-    /// and end, in characters.
+    /// the types; after a command, what it takes — and the range the
+    /// chosen name replaces, in characters: the word before the cursor,
+    /// as Jupyter and IPython take it (the rest of a word the cursor is in
+    /// stays, as the language server leaves it to its client).
     pub fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
         let chars: Vec<char> = code.chars().collect();
         let cursor = cursor.min(chars.len());
@@ -328,7 +330,7 @@ impl Cells {
         // Nothing inside a comment or a string, as the language server.
         let at: usize = chars[..cursor].iter().copied().map(char::len_utf8).sum();
         if crate::lsp::completion::in_text(code, at) {
-            return (Vec::new(), start, end);
+            return (Vec::new(), start, cursor);
         }
         let word: String = chars[start..cursor].iter().collect();
         let line: String = chars[..start]
@@ -393,7 +395,7 @@ impl Cells {
         }
         matches.sort();
         matches.dedup();
-        (matches, start, end)
+        (matches, start, cursor)
     }
 
     /// The text shown for the name at `cursor` (in characters): a
