@@ -258,6 +258,7 @@ impl Repl {
     /// Shows a value kept back, because something else is shown after it.
     pub fn release_value(&mut self) {
         if let Some(text) = self.held.take() {
+            self.fresh_line();
             self.interp.print(&text);
             let _ = self.interp.out.flush();
         }
@@ -544,8 +545,27 @@ impl Repl {
 
     fn say(&mut self, text: &str) {
         self.release_value();
+        if !text.is_empty() {
+            self.fresh_line();
+        }
         self.interp.print(text);
         let _ = self.interp.out.flush();
+    }
+
+    /// Ends the line the program's output left open (`Write('ab')`), so
+    /// that an echo or a diagnostic starts a line of its own, as Python's
+    /// prompt does; the program's own output goes on where it stopped.
+    fn fresh_line(&mut self) {
+        if self.interp.line_open {
+            self.interp.print("\n");
+        }
+    }
+
+    /// The line the output was on has ended without a newline from it:
+    /// a terminal shows the Enter that ended the line typed after it, and
+    /// a notebook's next cell shows its output apart.
+    pub fn line_ended(&mut self) {
+        self.interp.line_open = false;
     }
 
     /// A command that could not run as entered: an error of the entry,
@@ -578,6 +598,9 @@ impl Repl {
         if failed {
             self.had_error = true;
             self.release_value();
+        }
+        if !errors.is_empty() {
+            self.fresh_line();
         }
         let _ = self.interp.out.flush();
         let err = match &mut self.error_out {
@@ -1359,8 +1382,10 @@ impl Repl {
                 let undone_whole_to = self.undone_whole_to;
                 let notices_to = self.notices_to;
                 let notebook = self.notebook;
+                let line_open = self.interp.line_open;
                 *self = Repl::new(self.make_out, err, color);
                 self.notebook = notebook;
+                self.interp.line_open = line_open;
                 self.had_error = had_error;
                 self.undone_whole_to = undone_whole_to;
                 if let Some(to) = notices_to {
@@ -1787,7 +1812,9 @@ pub fn run_on_stdin(color: bool) -> i32 {
         let mut entry: Vec<String> = Vec::new();
         while !session.quit {
             let walking = session.is_walking();
-            match editor.readline(session.prompt()) {
+            let read = editor.readline(session.prompt());
+            session.line_ended();
+            match read {
                 // An answer at the walk's prompt (Enter, `q`) is no entry
                 // to recall.
                 Ok(line) if walking => session.line(&line),

@@ -483,6 +483,21 @@ fn inspection_of_a_routine_is_its_help() {
     assert_eq!(cells.inspect("P(", 2), Some(help));
 }
 
+/// An echo or a diagnostic after output that left its line open starts a
+/// line of its own; the next cell's output starts where the cell does.
+#[test]
+fn an_echo_after_an_open_line_starts_a_new_line() {
+    let (mut cells, shown) = session();
+    cells.execute("Write('ab');\nx := 1;");
+    assert_eq!(streams(&shown).0, "ab\nx = 1\n");
+    cells.execute("Write('ab');");
+    streams(&shown);
+    cells.execute("y := 2;");
+    assert_eq!(streams(&shown).0, "y = 2\n");
+    cells.execute("Write('a'); Write('b');");
+    assert_eq!(streams(&shown).0, "ab");
+}
+
 /// `:help` in a notebook tells the commands as the kernel runs them:
 /// `:walk` shows a page, `:graph` draws in the cell, `:quit` is not one.
 #[test]

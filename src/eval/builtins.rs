@@ -820,6 +820,9 @@ impl Interpreter {
     pub fn print(&mut self, text: &str) {
         // Output that cannot be written (a closed pipe) is dropped. Under a
         // progress bar the bar steps aside while the text is written.
+        if let Some(&last) = text.as_bytes().last() {
+            self.line_open = last != b'\n';
+        }
         let out = &mut self.out;
         match &self.progress {
             Some(bar) => bar.suspend(|| {

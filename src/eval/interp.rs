@@ -152,6 +152,9 @@ pub struct Interpreter {
     pub(crate) unrecorded_uses: Vec<(&'static str, Span)>,
     pub rng: Random,
     pub out: Box<dyn Write>,
+    /// Whether the last text written to `out` left its line open
+    /// (`Write('ab')`): the REPL starts what it says itself on a new line.
+    pub line_open: bool,
     /// Warnings not yet shown, for whoever runs the interpreter to render.
     pub warnings: Vec<Diagnostic>,
     /// Lines for stderr not yet shown: where files were written.
@@ -257,6 +260,7 @@ impl Interpreter {
             unrecorded_uses: Vec::new(),
             rng: Random::default(),
             out,
+            line_open: false,
             params: vec![String::new()],
             program: None,
             base_dir: PathBuf::from("."),

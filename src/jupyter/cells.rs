@@ -156,6 +156,7 @@ impl Cells {
         self.repl.interrupted = false;
         self.repl.take_interruption();
         self.repl.quit = false;
+        self.repl.line_ended();
         let mark = self.repl.mark();
         // What an error says is left open is what is open once the cell
         // is undone.
