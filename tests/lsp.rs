@@ -985,6 +985,24 @@ fn where_a_new_name_is_declared_nothing_is_offered() {
     for text in ["procedure P(", "function F(a: Real; "] {
         assert_eq!(labels(&mut client, text), ["var"], "{text:?}");
     }
+    // Just after a declared name, its type, or a header's parameters, only
+    // `(`, `:`, `,` or `;` may follow: `procedure P then` is no program.
+    for text in [
+        "program Demo ",
+        "procedure P ",
+        "function F(a: Real) ",
+        "function F(a: Real): Real ",
+        "procedure P(a ",
+        "procedure P(var a: Real; b ",
+        "var a ",
+        "var a, b: Real ",
+    ] {
+        let offered = labels(&mut client, text);
+        assert!(offered.is_empty(), "{text:?}: {offered:?}");
+    }
+    // A width in a call is a value, which an operator may follow.
+    let width = labels(&mut client, "x := 1;\nw := 8;\nWriteLn(x: w ");
+    assert!(width.iter().any(|l| l == "div"), "{width:?}");
     // A call's arguments, and a statement after a header, are no header.
     for (text, wanted) in [
         ("x := 1;\ny := Sqrt(", "x"),

@@ -6,7 +6,8 @@
 //! (one still being typed too); inside an expression no statement and no
 //! snippet; after a `:` the types; a routine and a `var` section at the top
 //! level only (not in a block or a branch), and no tape inside a tape;
-//! where a new name is declared nothing (but `var` before a parameter).
+//! where a new name is declared nothing (but `var` before a parameter),
+//! nor just after one, where no word may follow.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -128,8 +129,10 @@ enum Place {
     /// Just after a value (`if x |`): only what may follow one, an
     /// operator word or the word that goes on (`then`, `do`, `to`, ...).
     AfterValue,
-    /// Where a new name is declared (`procedure |`, `var a, |`): nothing
-    /// is offered, as nothing of the program's is wanted there.
+    /// Where a new name is declared (`procedure |`, `var a, |`), or just
+    /// after one or a declaration's type (`procedure P |`, `var a: Real |`):
+    /// nothing is offered, as nothing of the program's is wanted there and
+    /// no word may follow.
     NewName,
     /// Where a routine's header declares a parameter (`procedure P(|`,
     /// `P(a: Real; |`): a new name, or `var` before it.
@@ -159,19 +162,23 @@ fn word_start(text: &str, offset: usize) -> usize {
 /// What may stand at `offset` of `text`, whose tokens are `tokens`.
 fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
     let start = word_start(text, offset);
-    let before = tokens
-        .iter()
-        .take_while(|(_, s)| s.end <= start)
-        .last()
-        .map(|(t, _)| t);
+    if let Some(declared) = in_declaration(tokens, start) {
+        return declared;
+    }
+    let before = tokens.iter().take_while(|(_, s)| s.end <= start).last();
     use Token::*;
-    match before {
-        Some(Procedure | Function | Program | Var) => Place::NewName,
-        Some(LParen | Semi) if in_header(tokens, start) => Place::Parameter,
-        Some(Comma) if in_header(tokens, start) || in_var_list(tokens, start) => Place::NewName,
+    match before.map(|(t, _)| t) {
+        // Just after a name being declared or a declaration's type
+        // (`procedure P |`, `var a: Real |`), or a header's parameters,
+        // only `(`, `:`, `,` or `;` may follow: no word.
+        Some(Ident(_))
+            if before.is_some_and(|(_, s)| in_declaration(tokens, s.start).is_some()) =>
+        {
+            Place::NewName
+        }
+        Some(RParen) if closes_header(tokens, start) => Place::NewName,
         // `WriteLn(x:8:3)`: a width, where an expression goes.
-        Some(Colon) if in_call(tokens, start) => Place::Expression,
-        Some(Colon) => Place::Type,
+        Some(Colon) => Place::Expression,
         Some(
             Assign | Plus | Minus | Star | Slash | Eq | Ne | Lt | Le | Gt | Ge | LParen | LBracket
             | Comma | Not | And | Or | Div | Mod | If | While | Until | To | Downto,
@@ -181,6 +188,27 @@ fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
         }
         _ => Place::Statement,
     }
+}
+
+/// What a declaration wants at `at`, by the token before it: a new name
+/// (after `procedure`, `var`, or a comma of a list of names), a parameter,
+/// or a type (after a `:` that is no width in a call); `None` outside one.
+fn in_declaration(tokens: &[(Token, Span)], at: usize) -> Option<Place> {
+    let before = tokens.iter().take_while(|(_, s)| s.end <= at).last();
+    use Token::*;
+    match before.map(|(t, _)| t) {
+        Some(Procedure | Function | Program | Var) => Some(Place::NewName),
+        Some(LParen | Semi) if in_header(tokens, at) => Some(Place::Parameter),
+        Some(Comma) if in_header(tokens, at) || in_var_list(tokens, at) => Some(Place::NewName),
+        Some(Colon) if !in_call(tokens, at) => Some(Place::Type),
+        _ => None,
+    }
+}
+
+/// Whether the `)` just before `at` closes a routine's parameters.
+fn closes_header(tokens: &[(Token, Span)], at: usize) -> bool {
+    let before = tokens.partition_point(|(_, s)| s.end <= at);
+    before > 0 && in_header(tokens, tokens[before - 1].1.start)
 }
 
 /// Where a statement that starts at `at` stands, read on the tokens before
