@@ -6,8 +6,9 @@
 //! (one still being typed too); inside an expression no statement and no
 //! snippet; after a `:` the types; a routine and a `var` section at the top
 //! level only (not in a block or a branch), and no tape inside a tape;
-//! where a new name is declared nothing (but `var` before a parameter),
-//! nor just after one, where no word may follow.
+//! `else`, `until` and `end` only where they close an open `if`, `repeat`
+//! or block; where a new name is declared nothing (but `var` before a
+//! parameter), nor just after one, where no word may follow.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -221,24 +222,71 @@ struct Around {
     nested: bool,
     /// Inside a `tape` still open: tapes do not nest.
     in_tape: bool,
+    /// The word that closes the innermost block still open: `end` for a
+    /// `begin` or a `tape` (a routine's body too), `until` for a `repeat`.
+    closer: Option<&'static str>,
+    /// An `if`'s then-branch may end here, so `else` may follow: its
+    /// `then` is passed, no `;` has ended it, and no `else` has taken it.
+    after_then: bool,
+    /// Inside the condition of an `if`, `while` or `for` (its `then` or
+    /// `do` not typed yet), where no statement ends.
+    in_condition: bool,
+}
+
+impl Around {
+    /// Whether `word`, which ends a statement (`else`, `end`, `until`),
+    /// may stand here; any other word may, as far as this can tell.
+    fn may_end_with(&self, word: &str) -> bool {
+        match word {
+            "else" => self.after_then,
+            "end" | "until" => !self.in_condition && self.closer == Some(word),
+            _ => true,
+        }
+    }
 }
 
 fn around(tokens: &[(Token, Span)], at: usize) -> Around {
-    let mut open: Vec<&Token> = Vec::new();
+    // Each open block with the `then`s that were open around it, which
+    // its `end` opens again: `if c then begin ... end else ...`.
+    let mut open: Vec<(&Token, usize)> = Vec::new();
+    let mut thens: usize = 0;
+    let mut in_condition = false;
     let mut last = None;
     for (token, _) in tokens.iter().take_while(|(_, s)| s.end <= at) {
         match token {
-            Token::Begin | Token::Tape | Token::Repeat => open.push(token),
-            Token::End | Token::Until => {
-                open.pop();
+            Token::Begin | Token::Tape | Token::Repeat => {
+                open.push((token, thens));
+                thens = 0;
             }
+            Token::End | Token::Until => {
+                if let Some((_, outside)) = open.pop() {
+                    thens = outside;
+                }
+            }
+            Token::If | Token::While | Token::For => in_condition = true,
+            Token::Then => {
+                in_condition = false;
+                thens += 1;
+            }
+            Token::Do => in_condition = false,
+            Token::Else => thens = thens.saturating_sub(1),
+            Token::Semi => (thens, in_condition) = (0, false),
             _ => {}
         }
         last = Some(token);
     }
+    let innermost = open.last().map(|(t, _)| *t);
     Around {
         nested: !open.is_empty() || matches!(last, Some(Token::Then | Token::Do | Token::Else)),
-        in_tape: open.contains(&&Token::Tape),
+        in_tape: open.iter().any(|(t, _)| **t == Token::Tape),
+        closer: match innermost {
+            Some(Token::Repeat) => Some("until"),
+            Some(_) => Some("end"),
+            None => None,
+        },
+        // `else` takes a statement, which `do` does too: neither ends one.
+        after_then: thens > 0 && !in_condition && !matches!(last, Some(Token::Else | Token::Do)),
+        in_condition,
     }
 }
 
@@ -337,9 +385,10 @@ pub fn completions(
         }
         return items;
     }
+    let around = around(&doc.tokens, word_start(doc.text(), offset));
     if place == Place::AfterValue {
         for (k, _, help) in crate::syntax::lexer::KEYWORDS {
-            if AFTER_VALUE.contains(k) {
+            if AFTER_VALUE.contains(k) && around.may_end_with(k) {
                 items.push(keyword(k, help, markdown));
             }
         }
@@ -412,7 +461,6 @@ pub fn completions(
     // a `var` section there or before a routine's `begin`; a tape not
     // inside another.
     let in_routine = names.routine_at(offset).is_some();
-    let around = around(&doc.tokens, word_start(doc.text(), offset));
     for (k, _, help) in crate::syntax::lexer::KEYWORDS {
         if (in_routine || around.nested) && ["program", "procedure", "function"].contains(k) {
             continue;
@@ -424,7 +472,7 @@ pub fn completions(
         if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= offset) {
             continue;
         }
-        if !in_expression && NOT_AT_START.contains(k) {
+        if !in_expression && NOT_AT_START.contains(k) || !around.may_end_with(k) {
             continue;
         }
         if !in_expression || ["not", "true", "false"].contains(k) {
@@ -502,20 +550,14 @@ mod tests {
             assert!(!after_assign.contains(&absent.to_string()), "{absent}");
         }
         let statement = labels("x := 1;\n", "x := 1;\n");
-        for present in [
-            "for",
-            "while",
-            "tape … end;",
-            "procedure …",
-            "x",
-            "WriteLn",
-            "end",
-        ] {
+        for present in ["for", "while", "tape … end;", "procedure …", "x", "WriteLn"] {
             assert!(statement.contains(&present.to_string()), "{present}");
         }
         // A function called as a statement is an error; no type, constant
         // or word that cannot open a statement; `program` only first.
-        for absent in ["Sqrt", "Integer", "Inf", "then", "and", "true", "program"] {
+        for absent in [
+            "Sqrt", "Integer", "Inf", "then", "and", "true", "program", "end", "else", "until",
+        ] {
             assert!(!statement.contains(&absent.to_string()), "{absent}");
         }
         assert!(labels("", "").contains(&"program".to_string()));
@@ -582,6 +624,51 @@ mod tests {
             ("var i, j: Integer; h: \n", "h: "),
         ] {
             assert_eq!(labels(text, cursor), types, "{text}");
+        }
+    }
+
+    /// `else`, `until` and `end` end a statement: each is offered only
+    /// where it closes something open, as anywhere else it is an error.
+    #[test]
+    fn else_until_and_end_are_offered_only_where_they_close_something() {
+        let closers = ["else", "until", "end"];
+        for (text, wanted) in [
+            ("x := 1;\n", &[][..]),
+            ("x := 1;\nx := 2 ", &[]),
+            ("begin\n  x := 1;\n  ", &["end"]),
+            ("tape\n  x := 1 ", &["end"]),
+            ("procedure P;\nbegin\n  ", &["end"]),
+            ("repeat\n  x := 1;\n  ", &["until"]),
+            ("begin\n  repeat\n    x := 1 ", &["until"]),
+            ("repeat\n  begin\n    x := 1;\n  end;\n  ", &["until"]),
+            ("x := 1;\nif x > 0 then\n  y := 1\n", &["else"]),
+            ("x := 1;\nif x > 0 then ", &["else"]),
+            ("x := 1;\nif x > 0 then\n  y := 1;\n", &[]),
+            ("x := 1;\nif x > 0 then y := 1 else ", &[]),
+            ("x := 1;\nif x > 0 then y := 1 else y := 2 ", &[]),
+            ("begin\n  if x > 0 then y := 1 ", &["else", "end"]),
+            ("begin\n  if x > 0 then y := 1;\n  ", &["end"]),
+            ("if x > 0 then begin\n  y := 1;\nend\n", &["else"]),
+            ("if x > 0 then begin\n  y := 1;\n", &["end"]),
+            ("if x > 0 then repeat y := 1 until y > 0 ", &["else"]),
+            ("if a then if b then y := 1 else y := 2 ", &["else"]),
+            (
+                "if a then if b then y := 1 else if c then y := 2 else y := 3 ",
+                &["else"],
+            ),
+            ("if a then y := 1 else if c then y := 2 else y := 3 ", &[]),
+            ("if a then while b do y := 1 ", &["else"]),
+            ("if a then while b do ", &[]),
+            ("begin\n  if x ", &[]),
+            ("repeat\n  while x ", &[]),
+            ("begin\n  for i := 1 ", &[]),
+        ] {
+            let offered = labels(text, text);
+            let found: Vec<&str> = closers
+                .into_iter()
+                .filter(|c| offered.iter().any(|l| l == c))
+                .collect();
+            assert_eq!(found, wanted, "{text:?}");
         }
     }
 
