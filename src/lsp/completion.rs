@@ -7,8 +7,9 @@
 //! snippet; after a `:` the types; a routine and a `var` section at the top
 //! level only (not in a block or a branch), and no tape inside a tape;
 //! `else`, `until` and `end` only where they close an open `if`, `repeat`
-//! or block; where a new name is declared nothing (but `var` before a
-//! parameter), nor just after one, where no word may follow.
+//! or block, and `then`, `do`, `to` only where a head waits for them;
+//! where a new name is declared nothing (but `var` before a parameter),
+//! nor just after one, where no word may follow.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -128,7 +129,8 @@ enum Place {
     /// After a `:`: a type.
     Type,
     /// Just after a value (`if x |`): only what may follow one, an
-    /// operator word or the word that goes on (`then`, `do`, `to`, ...).
+    /// operator word or the word that goes on where it is awaited
+    /// (`then`, `do`, `to`, ...; none inside brackets).
     AfterValue,
     /// Where a new name is declared (`procedure |`, `var a, |`), or just
     /// after one or a declaration's type (`procedure P |`, `var a: Real |`):
@@ -228,18 +230,31 @@ struct Around {
     /// An `if`'s then-branch may end here, so `else` may follow: its
     /// `then` is passed, no `;` has ended it, and no `else` has taken it.
     after_then: bool,
-    /// Inside the condition of an `if`, `while` or `for` (its `then` or
-    /// `do` not typed yet), where no statement ends.
-    in_condition: bool,
+    /// Inside the head of an `if`, `while` or `for`, where no statement
+    /// ends: the token it waits for (`then`, `do`, `to` for `to` or
+    /// `downto`, or the `:=` after a `for`'s name).
+    awaits: Option<Token>,
+    /// Inside parentheses or brackets still open, where only an operator
+    /// word may follow a value.
+    in_brackets: bool,
 }
 
 impl Around {
-    /// Whether `word`, which ends a statement (`else`, `end`, `until`),
-    /// may stand here; any other word may, as far as this can tell.
-    fn may_end_with(&self, word: &str) -> bool {
+    /// Whether `word`, which ends a statement (`else`, `end`, `until`) or
+    /// goes on with one (`then`, `do`, `to`, `downto`), may stand here; any
+    /// other word may, as far as this can tell.
+    fn may_stand(&self, word: &str) -> bool {
+        let awaited = |token: Token| !self.in_brackets && self.awaits == Some(token);
         match word {
-            "else" => self.after_then,
-            "end" | "until" => !self.in_condition && self.closer == Some(word),
+            "else" => self.after_then && !self.in_brackets,
+            "end" | "until" => {
+                self.awaits.is_none() && !self.in_brackets && self.closer == Some(word)
+            }
+            "then" => awaited(Token::Then),
+            "do" => awaited(Token::Do),
+            "to" | "downto" => awaited(Token::To),
+            // `for i |`: only its `:=` may follow the name.
+            "and" | "or" | "div" | "mod" => self.awaits != Some(Token::Assign),
             _ => true,
         }
     }
@@ -250,7 +265,8 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     // its `end` opens again: `if c then begin ... end else ...`.
     let mut open: Vec<(&Token, usize)> = Vec::new();
     let mut thens: usize = 0;
-    let mut in_condition = false;
+    let mut awaits = None;
+    let mut brackets: usize = 0;
     let mut last = None;
     for (token, _) in tokens.iter().take_while(|(_, s)| s.end <= at) {
         match token {
@@ -263,14 +279,22 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
                     thens = outside;
                 }
             }
-            Token::If | Token::While | Token::For => in_condition = true,
+            Token::If => awaits = Some(Token::Then),
+            Token::While => awaits = Some(Token::Do),
+            Token::For => awaits = Some(Token::Assign),
+            Token::Assign if awaits == Some(Token::Assign) => awaits = Some(Token::To),
+            Token::To | Token::Downto => awaits = Some(Token::Do),
             Token::Then => {
-                in_condition = false;
+                awaits = None;
                 thens += 1;
             }
-            Token::Do => in_condition = false,
+            Token::Do => awaits = None,
             Token::Else => thens = thens.saturating_sub(1),
-            Token::Semi => (thens, in_condition) = (0, false),
+            Token::LParen | Token::LBracket => brackets += 1,
+            Token::RParen | Token::RBracket => brackets = brackets.saturating_sub(1),
+            // Only a routine's header has a `;` inside parentheses: no
+            // statement is there, so a `;` ends whatever was open.
+            Token::Semi => (thens, awaits, brackets) = (0, None, 0),
             _ => {}
         }
         last = Some(token);
@@ -285,8 +309,9 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
             None => None,
         },
         // `else` takes a statement, which `do` does too: neither ends one.
-        after_then: thens > 0 && !in_condition && !matches!(last, Some(Token::Else | Token::Do)),
-        in_condition,
+        after_then: thens > 0 && awaits.is_none() && !matches!(last, Some(Token::Else | Token::Do)),
+        awaits,
+        in_brackets: brackets > 0,
     }
 }
 
@@ -388,7 +413,7 @@ pub fn completions(
     let around = around(&doc.tokens, word_start(doc.text(), offset));
     if place == Place::AfterValue {
         for (k, _, help) in crate::syntax::lexer::KEYWORDS {
-            if AFTER_VALUE.contains(k) && around.may_end_with(k) {
+            if AFTER_VALUE.contains(k) && around.may_stand(k) {
                 items.push(keyword(k, help, markdown));
             }
         }
@@ -472,7 +497,7 @@ pub fn completions(
         if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= offset) {
             continue;
         }
-        if !in_expression && NOT_AT_START.contains(k) || !around.may_end_with(k) {
+        if !in_expression && NOT_AT_START.contains(k) || !around.may_stand(k) {
             continue;
         }
         if !in_expression || ["not", "true", "false"].contains(k) {
@@ -577,12 +602,43 @@ mod tests {
             ("x := (1 + 2) ", "2) "),
         ] {
             let offered = labels(text, cursor);
-            assert!(offered.contains(&"then".to_string()), "{text:?}");
             assert!(offered.contains(&"and".to_string()), "{text:?}");
             for absent in ["begin", "tape", "Sum", "x", "WriteLn"] {
                 assert!(!offered.contains(&absent.to_string()), "{text:?}: {absent}");
             }
         }
+    }
+
+    /// `then`, `do`, `to` and `downto` go on with the head of an `if`, a
+    /// `while` or a `for`: each is offered only where that head waits for
+    /// it, and inside brackets no word but an operator follows a value.
+    #[test]
+    fn after_a_value_a_word_that_goes_on_is_offered_only_where_it_is_awaited() {
+        let going_on = ["do", "downto", "else", "end", "then", "to", "until"];
+        for (text, wanted) in [
+            ("x := 1;\nx := x + 1 ", &[][..]),
+            ("x := 1;\nif x ", &["then"]),
+            ("x := 1;\nif (x > 0) and (x ", &[]),
+            ("x := 1;\nwhile x < 3 ", &["do"]),
+            ("for i := 1 ", &["downto", "to"]),
+            ("for i := 1 to 3 ", &["do"]),
+            ("begin\n  for i := 1 to 3 do x := i ", &["end"]),
+            ("if x > 0 then\n  WriteLn('big' ", &[]),
+            ("begin\n  y := Sqrt(x ", &[]),
+            ("begin\n  y := m[1, 2] ", &["end"]),
+            ("if x > 0 then y := Sqrt(x) ", &["else"]),
+            ("repeat\n  x := x + 1\nuntil x ", &[]),
+            ("repeat\n  x := x + 1 ", &["until"]),
+        ] {
+            let offered = labels(text, text);
+            let found: Vec<&str> = going_on
+                .into_iter()
+                .filter(|w| offered.iter().any(|l| l == w))
+                .collect();
+            assert_eq!(found, wanted, "{text:?}: {offered:?}");
+        }
+        // After a `for`'s name only its `:=` may follow.
+        assert_eq!(labels("for i ", "for i "), Vec::<String>::new());
     }
 
     #[test]
