@@ -943,9 +943,16 @@ fn inside_an_open_block_no_routine_var_section_or_second_tape_is_offered() {
     for wanted in ["procedure", "function …", "var", "tape", "tape … end;"] {
         assert!(after.iter().any(|l| l == wanted), "{wanted}: {after:?}");
     }
-    // Between a routine's header and its `begin`, its `var` section.
-    let header = labels(&mut client, "procedure P;\n");
-    assert!(header.iter().any(|l| l == "var"), "{header:?}");
+    // Between a routine's header and its `begin`, its `var` section or
+    // its `begin`, and no statement: `procedure P; WriteLn` is an error.
+    for text in [
+        "procedure P;\n",
+        "function F(a: Real): Real;\n",
+        "procedure P(var a: Matrix; b: Real);\nvar c: Real;\n",
+        "procedure P;\nvar c, d: Real;\n  e: Integer;\n",
+    ] {
+        assert_eq!(labels(&mut client, text), ["begin", "var"], "{text:?}");
+    }
     assert!(client.finish().success());
 }
 
@@ -1003,11 +1010,11 @@ fn where_a_new_name_is_declared_nothing_is_offered() {
     // A width in a call is a value, which an operator may follow.
     let width = labels(&mut client, "x := 1;\nw := 8;\nWriteLn(x: w ");
     assert!(width.iter().any(|l| l == "div"), "{width:?}");
-    // A call's arguments, and a statement after a header, are no header.
+    // A call's arguments, and what follows a header, are no header.
     for (text, wanted) in [
         ("x := 1;\ny := Sqrt(", "x"),
         ("x := 1;\nWriteLn(x, ", "x"),
-        ("procedure P(a: Real);\n", "WriteLn"),
+        ("procedure P(a: Real);\n", "begin"),
         ("x := 1;\nvar a: Real;\n", "WriteLn"),
     ] {
         let offered = labels(&mut client, text);

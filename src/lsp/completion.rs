@@ -9,7 +9,8 @@
 //! `else`, `until` and `end` only where they close an open `if`, `repeat`
 //! or block, and `then`, `do`, `to` only where a head waits for them;
 //! where a new name is declared nothing (but `var` before a parameter),
-//! nor just after one, where no word may follow.
+//! nor just after one, where no word may follow; between a routine's
+//! header and its `begin`, `var` or `begin` only.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -137,6 +138,10 @@ enum Place {
     /// nothing is offered, as nothing of the program's is wanted there and
     /// no word may follow.
     NewName,
+    /// Between a routine's header and its `begin` (`procedure P; |`,
+    /// after its `var` section too): only `var` or `begin` may come, or
+    /// a local's new name.
+    RoutineHead,
     /// Where a routine's header declares a parameter (`procedure P(|`,
     /// `P(a: Real; |`): a new name, or `var` before it.
     Parameter,
@@ -180,6 +185,7 @@ fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
             Place::NewName
         }
         Some(RParen) if closes_header(tokens, start) => Place::NewName,
+        Some(Semi) if in_routine_head(tokens, start) => Place::RoutineHead,
         // `WriteLn(x:8:3)`: a width, where an expression goes.
         Some(Colon) => Place::Expression,
         Some(
@@ -339,6 +345,27 @@ fn in_header(tokens: &[(Token, Span)], at: usize) -> bool {
     false
 }
 
+/// Whether `at` is after a routine's header and before its `begin`: back
+/// from it, its `procedure` or `function` comes before any word that
+/// only a statement or a body holds.
+fn in_routine_head(tokens: &[(Token, Span)], at: usize) -> bool {
+    let before = tokens.partition_point(|(_, s)| s.end <= at);
+    for (token, _) in tokens[..before].iter().rev() {
+        match token {
+            Token::Procedure | Token::Function => return true,
+            Token::Ident(_)
+            | Token::Colon
+            | Token::Semi
+            | Token::Comma
+            | Token::LParen
+            | Token::RParen
+            | Token::Var => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
 /// Whether `at` follows `var a, b, `: more names of one declaration.
 fn in_var_list(tokens: &[(Token, Span)], at: usize) -> bool {
     let before = tokens.partition_point(|(_, s)| s.end <= at);
@@ -402,9 +429,9 @@ pub fn completions(
     if place == Place::NewName {
         return items;
     }
-    if place == Place::Parameter {
+    if place == Place::Parameter || place == Place::RoutineHead {
         for (k, _, help) in crate::syntax::lexer::KEYWORDS {
-            if *k == "var" {
+            if *k == "var" || (*k == "begin" && place == Place::RoutineHead) {
                 items.push(keyword(k, help, markdown));
             }
         }
