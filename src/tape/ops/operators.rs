@@ -167,30 +167,31 @@ pub(super) fn matmul_forward(a: &Tensor, b: &Tensor) -> Result<Tensor, OpError> 
         .label(0, format!("this is a {}×{}", sa.0, sa.1))
         .label(1, format!("this is a {}×{}", sb.0, sb.1));
         // Suggest what would fit: a transposed side, or the elementwise
-        // product of two matrices of one shape.
+        // product of two matrices of one shape; where nothing does, the rule.
         let hint = if sa == sb {
-            Some(format!(
+            format!(
                 "`*` of two matrices is the matrix product: use `Hadamard(a, b)` to multiply \
                  element by element, or `a * Transpose(b)` for a {}×{} by a {}×{}",
                 sa.0, sa.1, sb.1, sb.0
-            ))
+            )
         } else if sa.1 == sb.1 {
-            Some(format!(
+            format!(
                 "`a * Transpose(b)` fits: a {}×{} by a {}×{}",
                 sa.0, sa.1, sb.1, sb.0
-            ))
+            )
         } else if sa.0 == sb.0 {
-            Some(format!(
+            format!(
                 "`Transpose(a) * b` fits: a {}×{} by a {}×{}",
                 sa.1, sa.0, sb.0, sb.1
-            ))
+            )
         } else {
-            None
+            format!(
+                "`*` of two matrices is the matrix product, which needs as many rows on the \
+                 right as columns on the left: a {}×{} can multiply only a {}×n",
+                sa.0, sa.1, sa.1
+            )
         };
-        return Err(match hint {
-            Some(hint) => error.hint(hint),
-            None => error,
-        });
+        return Err(error.hint(hint));
     }
     Ok(Tensor::matrix(product(a.view(), b.view())))
 }
