@@ -161,6 +161,10 @@ const STATEMENT_KEYWORDS: [&str; 9] = [
     "function",
 ];
 
+/// What an element is, for an element written with one index or none.
+const ELEMENT_HINT: &str = "only a matrix has elements; rows and columns count from 1, \
+                            a whole row is `Row(x, i)`, a column `Col(x, j)`";
+
 /// A parse error told in the words of the mistake a learner most likely
 /// made: a `;` missing at the end of a line, `return`, an element with one
 /// index, a block left open; any other error as it was.
@@ -474,9 +478,21 @@ fn common_mistake(
         .with_label(span, "a keyword")
         .with_hint(format!("choose another name, such as `{word}1`"));
     }
-    // `x := [];`, `[[]]`: an empty matrix, to append to in other languages.
+    // `x := [];`, `[[]]`: an empty matrix, to append to in other languages;
+    // but `m[]`, a bracket right after a name or a closing bracket, is an
+    // element with no index.
     if let (Some(Token::RBracket), Some((Token::LBracket, open))) = (found, before) {
         let span = Span::new(open.source, open.start, error.span().end);
+        if at.checked_sub(2).is_some_and(|b| {
+            matches!(
+                tokens[b].0,
+                Token::Ident(_) | Token::RParen | Token::RBracket
+            )
+        }) {
+            return Diagnostic::new(span, "an element takes a row and a column, as `x[1, 2]`")
+                .with_label(span, "no index")
+                .with_hint(ELEMENT_HINT);
+        }
         return Diagnostic::new(span, "a matrix has at least one element")
             .with_label(span, "an empty matrix")
             .with_hint(
@@ -488,10 +504,7 @@ fn common_mistake(
     if matches!(found, Some(Token::RBracket)) && expects(Token::Comma) {
         let mut d = d;
         d.message = "an element takes a row and a column, as `x[1, 2]`".to_string();
-        return d.with_hint(
-            "only a matrix has elements; rows and columns count from 1, \
-             a whole row is `Row(x, i)`, a column `Col(x, j)`",
-        );
+        return d.with_hint(ELEMENT_HINT);
     }
     // The file ended inside a block: point at the block that is open.
     if found.is_none() && expects(Token::End) {
