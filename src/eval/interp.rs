@@ -170,6 +170,10 @@ pub struct Interpreter {
     /// so that a second `Nudge` of one variable, or a `Blame` after it, is
     /// told about the first (unless the variable was assigned since).
     nudged: Vec<(u32, Span, Option<Value>)>,
+    /// Each assignment since the last tape opened that replaced a
+    /// variable's value recorded on it: the record and where, so that a
+    /// `Blame` of the variable after it is told where.
+    reassigned: Vec<(u32, Span)>,
     /// The counters of the top-level `for` loops running now, each with
     /// its name in the `for`: `Nudge` may not change one. The checker
     /// finds a `Nudge` written in a loop's body; a routine called from the
@@ -248,6 +252,7 @@ impl Interpreter {
             notices_now: None,
             warned: HashSet::new(),
             nudged: Vec::new(),
+            reassigned: Vec::new(),
             counters: Vec::new(),
             last_nudge: None,
             globals: Globals::default(),
@@ -511,6 +516,7 @@ impl Interpreter {
         }
         self.tape.start();
         self.nudged.clear();
+        self.reassigned.clear();
         self.tape_frame_depth = self.frames.len();
         self.tape_result = None;
         self.unrecorded_uses.clear();
@@ -840,13 +846,14 @@ impl Interpreter {
     /// Assigns the variable the running routine's `var` parameter `at`
     /// names, by the parameter's annotation and the variable's own.
     #[inline(never)]
-    fn assign_through(&mut self, at: usize, target: &Name, v: Value) -> Flow<()> {
+    fn assign_through(&mut self, at: usize, target: &Name, v: Value, span: Span) -> Flow<()> {
         let r = &self.frames[self.frames.len() - 1].refs[at];
         let v = check_declared(r.declared, v, target)?;
-        match r.place.clone() {
+        let old = match r.place.clone() {
             Place::Global(n, name) => match self.globals.at_mut(n) {
                 Some(slot) => {
-                    slot.value = Some(check_caller_declared(slot.declared, v, target, &name)?)
+                    slot.value
+                        .replace(check_caller_declared(slot.declared, v, target, &name)?)
                 }
                 None => {
                     let slot = Slot {
@@ -854,11 +861,13 @@ impl Interpreter {
                         declared: None,
                     };
                     self.globals.get_or_insert(&name, n, slot);
+                    None
                 }
             },
             Place::Local(depth, name) => match self.frames[depth].locals.get_mut(&*name) {
                 Some(slot) => {
-                    slot.value = Some(check_caller_declared(slot.declared, v, target, &name)?)
+                    slot.value
+                        .replace(check_caller_declared(slot.declared, v, target, &name)?)
                 }
                 None => {
                     let slot = Slot {
@@ -866,10 +875,33 @@ impl Interpreter {
                         declared: None,
                     };
                     self.frames[depth].locals.insert(name, slot);
+                    None
                 }
             },
-        }
+        };
+        self.note_reassignment(old.and_then(|v| v.tag()), target, span);
         Ok(())
+    }
+
+    /// Remembers `span` as the assignment that replaced `target`'s value
+    /// recorded on the last tape (`old`, the record it held), if it did.
+    #[inline]
+    fn note_reassignment(&mut self, old: Option<NodeRef>, target: &Name, span: Span) {
+        #[cold]
+        #[inline(never)]
+        fn note(me: &mut Interpreter, old: Option<NodeRef>, target: &Name, span: Span) {
+            let Some(node) = me.tape.find(old) else {
+                return;
+            };
+            // A copy of another variable's value (`v := w`) holds that
+            // variable's record: only the variable's own counts.
+            if me.tape.records[node as usize].name == Some(me.shown_name(target)) {
+                me.reassigned.push((node, span));
+            }
+        }
+        if old.is_some() && !self.tape.open {
+            note(self, old, target, span);
+        }
     }
 
     /// A name read before any assignment to it has run. The checker has
@@ -928,13 +960,14 @@ impl Interpreter {
                 });
             }
         }
-        self.assign(target, v)
+        self.assign(target, v, span)
     }
 
-    /// Stores a value in a variable, by the scope rules of routines.
-    pub fn assign(&mut self, target: &Name, v: Value) -> Flow<()> {
+    /// Stores a value in a variable, by the scope rules of routines; `span`
+    /// is the assignment.
+    pub fn assign(&mut self, target: &Name, v: Value, span: Span) -> Flow<()> {
         if let Some(at) = var_param_of(&self.frames, &target.text) {
-            return self.assign_through(at, target, v);
+            return self.assign_through(at, target, v, span);
         }
         let name = &target.text;
         let routine = self.frames.last().map(|f| f.routine.clone());
@@ -957,7 +990,10 @@ impl Interpreter {
             None => {
                 let n = self.global_number(target);
                 if let Some(slot) = self.globals.at_mut(n) {
-                    slot.value = Some(check_declared(slot.declared, v, target)?);
+                    let old = slot
+                        .value
+                        .replace(check_declared(slot.declared, v, target)?);
+                    self.note_reassignment(old.and_then(|v| v.tag()), target, span);
                 } else {
                     self.globals.get_or_insert(
                         name,
@@ -973,7 +1009,8 @@ impl Interpreter {
         };
         let slot = slot.expect("slot exists");
         let v = check_declared(slot.declared, v, target)?;
-        slot.value = Some(v);
+        let old = slot.value.replace(v);
+        self.note_reassignment(old.and_then(|v| v.tag()), target, span);
         Ok(())
     }
 
@@ -1017,11 +1054,12 @@ impl Interpreter {
         // Take the matrix out of its variable so that, when nothing else
         // holds it, the element is written in place rather than copied.
         let slot = self.slot_mut(target).expect("read above");
-        let Some(Value::Matrix(mut m, _)) = slot.value.take() else {
+        let Some(Value::Matrix(mut m, old)) = slot.value.take() else {
             unreachable!("checked to be a matrix above")
         };
         Rc::make_mut(&mut m)[(r, c)] = x;
         slot.value = Some(Value::Matrix(m, None));
+        self.note_reassignment(old, target, target.span.to(value.span));
         Ok(())
     }
 
@@ -1532,7 +1570,7 @@ impl Interpreter {
         let mut i = first;
         while (!down && i <= last) || (down && i >= last) {
             self.tick(var.span)?;
-            self.assign(var, Value::int(i))?;
+            self.assign(var, Value::int(i), var.span)?;
             if self.run_stmt(body)? == Next::Break || i == last {
                 break;
             }
@@ -1790,12 +1828,26 @@ impl Interpreter {
                     );
                 }
                 if numeric && self.tape.records.iter().any(|r| r.name == shown) {
+                    let mut d = Diagnostic::new(
+                        name.span,
+                        format!(
+                            "`{}` has been assigned again since the last tape",
+                            name.text
+                        ),
+                    );
+                    if let Some(&(_, at)) = self
+                        .reassigned
+                        .iter()
+                        .rev()
+                        .find(|(node, _)| self.tape.records[*node as usize].name == shown)
+                    {
+                        d = d.with_label(
+                            at,
+                            format!("this assignment gave `{}` a new value", name.text),
+                        );
+                    }
                     return fail(
-                        Diagnostic::new(
-                            name.span,
-                            format!("`{}` has been assigned again since the last tape", name.text),
-                        )
-                        .with_label(
+                        d.with_label(
                             name.span,
                             "its value now is not the one the tape recorded, which the blame belongs to",
                         )
