@@ -30,7 +30,8 @@ type Branch = (Expr, Stmt);
 /// Lexes and parses one text. The tree is returned even when there are
 /// errors; the parts that did not parse are `Error` nodes.
 pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
-    let (tokens, mut errors) = lex(text, source);
+    let (mut tokens, mut errors) = lex(text, source);
+    quote_inside_string(&mut tokens, &mut errors, text);
     if let Some(deep) = check_nesting(&tokens) {
         errors.push(deep);
         return (Program::default(), errors);
@@ -39,6 +40,74 @@ pub fn parse(text: &str, source: SourceId) -> (Program, Vec<Diagnostic>) {
     errors.extend(parse_errors);
     errors.sort_by_key(|d| d.span.start);
     (program, errors)
+}
+
+/// `WriteLn('it's fine');`: a quote inside a string, written once, ends
+/// the string, the rest reads as code, and the line's last quote opens a
+/// string that runs past the line's end. A string with a word right after
+/// it, on a line that ends in an open string, is taken for that: one error
+/// says how a quote is written, and the parser is given the string the
+/// line meant, so nothing after it is reported. The lexer's tokens stay
+/// as they are (an editor colours the line as the lexer reads it).
+fn quote_inside_string(tokens: &mut Vec<(Token, Span)>, errors: &mut Vec<Diagnostic>, text: &str) {
+    let mut i = 0;
+    while i + 1 < tokens.len() {
+        let (Token::Str(_), string) = tokens[i] else {
+            i += 1;
+            continue;
+        };
+        let glued = matches!(&tokens[i + 1], (Token::Ident(_), word) if word.start == string.end);
+        let line_end = text[string.end..]
+            .find(['\n', '\r'])
+            .map_or(text.len(), |n| string.end + n);
+        let open = tokens[i + 1..]
+            .iter()
+            .take_while(|(_, span)| span.start < line_end)
+            .position(|(t, span)| *t == Token::Error && text[span.start..].starts_with('\''))
+            .map(|at| i + 1 + at);
+        let (true, Some(open)) = (glued, open) else {
+            i += 1;
+            continue;
+        };
+        let open_span = tokens[open].1;
+        let last = open_span.start
+            + text[open_span.start..open_span.end]
+                .rfind('\'')
+                .unwrap_or(0);
+        // What follows the meant string's closing quote, lexed again.
+        let (rest, rest_errors) = lex(&text[last + 1..open_span.end], string.source);
+        if !rest_errors.is_empty() {
+            i += 1;
+            continue;
+        }
+        let quote = string.end - 1;
+        let meant = format!(
+            "{}''{}",
+            &text[string.start..quote],
+            &text[string.end..=last]
+        );
+        let value = meant[1..meant.len() - 1].replace("''", "'");
+        let quote_span = Span::new(string.source, quote, string.end);
+        errors.retain(|d| d.span != open_span);
+        errors.push(
+            Diagnostic::new(quote_span, "a quote inside a string is written `''`")
+                .with_label(quote_span, "this `'` ends the string")
+                .with_hint(format!("write {meant}")),
+        );
+        let meant_span = Span::new(string.source, string.start, last + 1);
+        let shifted = rest.into_iter().map(|(t, span)| {
+            (
+                t,
+                Span::new(span.source, span.start + last + 1, span.end + last + 1),
+            )
+        });
+        let replacement: Vec<(Token, Span)> = std::iter::once((Token::Str(value), meant_span))
+            .chain(shifted)
+            .collect();
+        let next = i + replacement.len();
+        tokens.splice(i..=open, replacement);
+        i = next;
+    }
 }
 
 /// Parses tokens that are already lexed.
