@@ -1251,7 +1251,15 @@ where
     // What recovery skips over whole: a block with all it holds, so that
     // the `end` or `until` that closes a block inside a broken statement is
     // not taken for the end of the statement (and then reported again as
-    // closing no block).
+    // closing no block). Pascal's `case x of ... end`, which the language
+    // leaves out, is such a block too: its labels and its `end` belong to
+    // the one error at `case` (`common_mistake`). A `case` that opens no
+    // such block is not skipped over inside one (nor in its head), so a
+    // run of them with no `end` fails at once rather than each scanning to
+    // the end of the file.
+    let word = |w: &'static str| {
+        select! { Token::Ident(name) if name.eq_ignore_ascii_case(w) => () }
+    };
     let skipped_block = recursive(|block| {
         let inner = block
             .clone()
@@ -1262,6 +1270,7 @@ where
                 Token::End,
                 Token::Until,
             ])
+            .and_is(word("case").not())
             .ignored())
             .repeated();
         choice((
@@ -1269,8 +1278,18 @@ where
                 .ignore_then(inner.clone())
                 .then_ignore(just(Token::End)),
             just(Token::Repeat)
-                .ignore_then(inner)
+                .ignore_then(inner.clone())
                 .then_ignore(just(Token::Until)),
+            word("case")
+                .then(
+                    none_of([Token::Semi, Token::Begin, Token::Tape, Token::End])
+                        .and_is(word("of").not())
+                        .and_is(word("case").not())
+                        .repeated(),
+                )
+                .then(word("of"))
+                .ignore_then(inner)
+                .then_ignore(just(Token::End)),
         ))
         .ignored()
         .memoized()
