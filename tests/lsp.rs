@@ -458,6 +458,20 @@ fn position(text: &str, needle: &str, nth: usize, after: usize) -> Value {
     json!({"line": line, "character": column})
 }
 
+/// The labels completion offers at the end of `text`, made the document's
+/// text as its version `version`.
+fn labels_at_end(client: &mut Client, version: i64, text: &str) -> Vec<String> {
+    client.change(URI, version, text);
+    let end = position(text, text, 0, text.len());
+    let items = client.result("textDocument/completion", at(URI, end));
+    items
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["label"].as_str().unwrap().to_string())
+        .collect()
+}
+
 fn at(uri: &str, position: Value) -> Value {
     json!({"textDocument": {"uri": uri}, "position": position})
 }
@@ -900,17 +914,9 @@ fn inside_an_open_block_no_routine_var_section_or_second_tape_is_offered() {
     }));
     client.open(URI, "");
     let mut version = 1;
-    let mut labels = |client: &mut Client, text: &str| -> Vec<String> {
+    let mut labels = |client: &mut Client, text: &str| {
         version += 1;
-        client.change(URI, version, text);
-        let end = position(text, text, 0, text.len());
-        let items = client.result("textDocument/completion", at(URI, end));
-        items
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["label"].as_str().unwrap().to_string())
-            .collect()
+        labels_at_end(client, version, text)
     };
     let declarations = ["procedure", "function", "procedure …", "function …", "var"];
     for text in [
@@ -965,17 +971,9 @@ fn where_a_new_name_is_declared_nothing_is_offered() {
     client.initialize(json!({}));
     client.open(URI, "");
     let mut version = 1;
-    let mut labels = |client: &mut Client, text: &str| -> Vec<String> {
+    let mut labels = |client: &mut Client, text: &str| {
         version += 1;
-        client.change(URI, version, text);
-        let end = position(text, text, 0, text.len());
-        let items = client.result("textDocument/completion", at(URI, end));
-        items
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|i| i["label"].as_str().unwrap().to_string())
-            .collect()
+        labels_at_end(client, version, text)
     };
     for text in [
         "program ",
