@@ -246,6 +246,32 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     assert!(long_header.contains("no errors"), "{long_header}");
 }
 
+/// A string with a word glued after it (`'it's'`) is looked at for a
+/// quote meant inside it up to its line's end; with every string of a
+/// long line searching to that end, a one-line program of strings took
+/// 47 s to check at 80,000 of them.
+#[test]
+fn strings_on_one_long_line_check_in_time() {
+    let calls = checked_in_time(
+        "a hundred and fifty thousand strings on one line",
+        "WriteLn('a');".repeat(150_000),
+    );
+    assert!(
+        calls.contains("no errors"),
+        "{}",
+        &calls[..calls.len().min(500)]
+    );
+    let glued = checked_in_time(
+        "sixty thousand strings each with a word after it, on one line",
+        format!("x := 'a'b{}", "; y := 'a'b".repeat(60_000)),
+    );
+    assert!(
+        glued.contains("60001 errors"),
+        "{}",
+        &glued[..glued.len().min(500)]
+    );
+}
+
 /// `tapec export` of a program of 150,000 statements, each with its line
 /// in a comment of the script: linear in the program's length, as `run`
 /// is. Finding each statement's line by counting the newlines before it

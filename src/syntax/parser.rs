@@ -57,16 +57,23 @@ fn quote_inside_string(tokens: &mut Vec<(Token, Span)>, errors: &mut Vec<Diagnos
             continue;
         };
         let glued = matches!(&tokens[i + 1], (Token::Ident(_), word) if word.start == string.end);
+        if !glued {
+            i += 1;
+            continue;
+        }
         let line_end = text[string.end..]
             .find(['\n', '\r'])
             .map_or(text.len(), |n| string.end + n);
-        let open = tokens[i + 1..]
+        let on_line = tokens[i + 1..].partition_point(|(_, span)| span.start < line_end);
+        let open = tokens[i + 1..i + 1 + on_line]
             .iter()
-            .take_while(|(_, span)| span.start < line_end)
             .position(|(t, span)| *t == Token::Error && text[span.start..].starts_with('\''))
             .map(|at| i + 1 + at);
-        let (true, Some(open)) = (glued, open) else {
-            i += 1;
+        // A line holds one open string at most (it runs to the line's
+        // end): with none, or none to mend, the rest of the line is
+        // passed over, so that each line is read once.
+        let Some(open) = open else {
+            i += 1 + on_line;
             continue;
         };
         let open_span = tokens[open].1;
@@ -77,7 +84,7 @@ fn quote_inside_string(tokens: &mut Vec<(Token, Span)>, errors: &mut Vec<Diagnos
         // What follows the meant string's closing quote, lexed again.
         let (rest, rest_errors) = lex(&text[last + 1..open_span.end], string.source);
         if !rest_errors.is_empty() {
-            i += 1;
+            i = open + 1;
             continue;
         }
         let quote = string.end - 1;
