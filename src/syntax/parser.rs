@@ -476,6 +476,8 @@ fn common_mistake(
             let right: Vec<Span> = tokens[at + 1..]
                 .iter()
                 .take_while(|(t, _)| !matches!(t, Token::Semi | Token::End | Token::Else))
+                // Past 40 tokens the text is too long to show anyway.
+                .take(41)
                 .map(|(_, span)| *span)
                 .collect();
             let right = match (right.first(), right.last()) {
