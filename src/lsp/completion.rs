@@ -167,13 +167,19 @@ fn word_start(text: &str, offset: usize) -> usize {
     start
 }
 
+/// The tokens that end at or before `at`, which the cursor's place is
+/// read on.
+fn before(tokens: &[(Token, Span)], at: usize) -> &[(Token, Span)] {
+    &tokens[..tokens.partition_point(|(_, s)| s.end <= at)]
+}
+
 /// What may stand at `offset` of `text`, whose tokens are `tokens`.
 fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
     let start = word_start(text, offset);
     if let Some(declared) = in_declaration(tokens, start) {
         return declared;
     }
-    let before = tokens.iter().take_while(|(_, s)| s.end <= start).last();
+    let before = before(tokens, start).last();
     use Token::*;
     match before.map(|(t, _)| t) {
         // Just after a name being declared or a declaration's type
@@ -203,7 +209,7 @@ fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
 /// (after `procedure`, `var`, or a comma of a list of names), a parameter,
 /// or a type (after a `:` that is no width in a call); `None` outside one.
 fn in_declaration(tokens: &[(Token, Span)], at: usize) -> Option<Place> {
-    let before = tokens.iter().take_while(|(_, s)| s.end <= at).last();
+    let before = before(tokens, at).last();
     use Token::*;
     match before.map(|(t, _)| t) {
         Some(Procedure | Function | Program | Var) => Some(Place::NewName),
@@ -216,8 +222,9 @@ fn in_declaration(tokens: &[(Token, Span)], at: usize) -> Option<Place> {
 
 /// Whether the `)` just before `at` closes a routine's parameters.
 fn closes_header(tokens: &[(Token, Span)], at: usize) -> bool {
-    let before = tokens.partition_point(|(_, s)| s.end <= at);
-    before > 0 && in_header(tokens, tokens[before - 1].1.start)
+    before(tokens, at)
+        .last()
+        .is_some_and(|(_, s)| in_header(tokens, s.start))
 }
 
 /// Where a statement that starts at `at` stands, read on the tokens before
@@ -274,7 +281,7 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     let mut awaits = None;
     let mut brackets: usize = 0;
     let mut last = None;
-    for (token, _) in tokens.iter().take_while(|(_, s)| s.end <= at) {
+    for (token, _) in before(tokens, at) {
         match token {
             Token::Begin | Token::Tape | Token::Repeat => {
                 open.push((token, thens));
@@ -325,9 +332,8 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
 /// its parameters are declared (a `;` parts them there, so the open
 /// bracket is looked for back past it).
 fn in_header(tokens: &[(Token, Span)], at: usize) -> bool {
-    let before = tokens.partition_point(|(_, s)| s.end <= at);
     let mut depth = 0;
-    for i in (0..before).rev() {
+    for i in (0..before(tokens, at).len()).rev() {
         match &tokens[i].0 {
             Token::RParen => depth += 1,
             Token::LParen if depth > 0 => depth -= 1,
@@ -349,8 +355,7 @@ fn in_header(tokens: &[(Token, Span)], at: usize) -> bool {
 /// from it, its `procedure` or `function` comes before any word that
 /// only a statement or a body holds.
 fn in_routine_head(tokens: &[(Token, Span)], at: usize) -> bool {
-    let before = tokens.partition_point(|(_, s)| s.end <= at);
-    for (token, _) in tokens[..before].iter().rev() {
+    for (token, _) in before(tokens, at).iter().rev() {
         match token {
             Token::Procedure | Token::Function => return true,
             Token::Ident(_)
@@ -368,8 +373,7 @@ fn in_routine_head(tokens: &[(Token, Span)], at: usize) -> bool {
 
 /// Whether `at` follows `var a, b, `: more names of one declaration.
 fn in_var_list(tokens: &[(Token, Span)], at: usize) -> bool {
-    let before = tokens.partition_point(|(_, s)| s.end <= at);
-    let mut rev = tokens[..before].iter().rev().map(|(t, _)| t);
+    let mut rev = before(tokens, at).iter().rev().map(|(t, _)| t);
     loop {
         if !matches!(rev.next(), Some(Token::Comma)) || !matches!(rev.next(), Some(Token::Ident(_)))
         {
