@@ -2,7 +2,8 @@
 //! complete entry at a time, and echoes what each statement did.
 //!
 //! An entry continues on the next line while a `begin`, `tape` or `repeat`
-//! in it is open, a comment is open, its last token leaves something
+//! in it is open (or Pascal's `case x of`, which the language lacks, until
+//! its `end`, so that it is one entry and one error), a comment is open, its last token leaves something
 //! hanging, or its tokens otherwise show it cannot be complete (an open `[`
 //! or `(`, a routine header, a `var`'s names before their `:`, an `if`
 //! that may yet take an `else`), or parsing stops at its end: see
@@ -1424,7 +1425,8 @@ const PARSED_AT_ONCE: usize = 64 * 1024;
 /// An entry still being typed, and what its lines leave open so far.
 ///
 /// Whether an entry goes on is decided on its tokens where they settle it
-/// (`cannot_end`): a `begin`, `tape` or `repeat` not yet closed, an open
+/// (`cannot_end`): a `begin`, `tape`, `repeat` or `case x of` not yet
+/// closed, an open
 /// comment, a last token that leaves something hanging (`do`, `then`,
 /// `:=`, `,`, an operator), an open `(` or `[`, a `procedure` or
 /// `function` whose `begin` has not come, a `while` or `for` whose `do`
@@ -1467,6 +1469,11 @@ struct Pending {
     names: Names,
     /// The last token of the part lexed.
     last: Option<Token>,
+    /// Where Pascal's `case x of` may be opening, which the language does
+    /// not have: its `of` opens a block that its `end` closes, as the
+    /// parser's recovery skips `case ... of ... end` whole, so the labels
+    /// and the `end` are one entry with the one error at `case`.
+    case_head: CaseHead,
     /// How many bytes the parses of this entry have read.
     parsed: usize,
 }
@@ -1586,6 +1593,13 @@ impl Pending {
         }
         self.lexed = lexed;
         for (token, _) in tokens {
+            self.case_head = self
+                .case_head
+                .after(&token, self.last.as_ref(), self.open_brackets);
+            if self.case_head == CaseHead::Of {
+                self.open_blocks += 1;
+                self.case_head = CaseHead::None;
+            }
             match token {
                 Token::Begin => {
                     self.open_blocks += 1;
@@ -1624,6 +1638,71 @@ impl Pending {
             self.last = Some(token);
         }
         self.comment.is_none()
+    }
+}
+
+/// How far the tokens of an entry have come into a `case x of`.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum CaseHead {
+    /// Not in one.
+    #[default]
+    None,
+    /// Just after a `case` where a statement starts.
+    Case,
+    /// In what follows `case`, with this many brackets open at `case`.
+    Head(isize),
+    /// At the `of` that ends the head: a block opens.
+    Of,
+}
+
+impl CaseHead {
+    /// Where `token` leaves the head, coming after `last` with `brackets`
+    /// open before it. A `case` opens one only where a statement starts,
+    /// and not as a name given a value (`case := 1`); its `of` is the
+    /// first at the `case`'s own depth (`case(of)` calls a `case`), before
+    /// a `;`, `begin`, `tape` or `end`, which end a head as the parser's
+    /// recovery takes it.
+    fn after(self, token: &Token, last: Option<&Token>, brackets: isize) -> CaseHead {
+        let is =
+            |word: &str| matches!(token, Token::Ident(name) if name.eq_ignore_ascii_case(word));
+        match self {
+            _ if is("case") => {
+                let starts = matches!(
+                    last,
+                    None | Some(
+                        Token::Semi
+                            | Token::Begin
+                            | Token::Then
+                            | Token::Else
+                            | Token::Do
+                            | Token::Tape
+                            | Token::Repeat
+                    )
+                );
+                if starts {
+                    CaseHead::Case
+                } else {
+                    CaseHead::None
+                }
+            }
+            CaseHead::Case
+                if is("of")
+                    || matches!(
+                        token,
+                        Token::Assign | Token::Semi | Token::Begin | Token::Tape | Token::End
+                    ) =>
+            {
+                CaseHead::None
+            }
+            CaseHead::Case => CaseHead::Head(brackets),
+            CaseHead::Head(depth) if is("of") && brackets == depth => CaseHead::Of,
+            CaseHead::Head(_)
+                if matches!(token, Token::Semi | Token::Begin | Token::Tape | Token::End) =>
+            {
+                CaseHead::None
+            }
+            other => other,
+        }
     }
 }
 
@@ -2287,6 +2366,50 @@ mod tests {
                 repl.completeness(&open),
                 Completeness::Incomplete,
                 "{shape}"
+            );
+        }
+    }
+
+    /// Pascal's `case x of` holds the entry until its `end`, at the
+    /// prompt and by the notebook's rule, so it is one entry with one
+    /// error; a `case` that is a name, or called, ends as any statement.
+    #[test]
+    fn a_pascal_case_is_one_entry_to_its_end() {
+        let lines: Vec<String> = ["case x of", "  1: WriteLn(1);", "  2: WriteLn(2);", "end;"]
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        let after = typed(lines.clone());
+        let (last, before) = after.split_last().expect("lines");
+        assert!(
+            before
+                .iter()
+                .all(|(waits, shown)| *waits && shown.is_empty()),
+            "{after:?}"
+        );
+        assert!(!last.0, "still waits");
+        assert_eq!(last.1.matches("Error").count(), 1, "{}", last.1);
+        let repl = Repl::new(
+            || Box::new(std::io::sink()),
+            Box::new(std::io::sink()),
+            false,
+        );
+        for open in 1..lines.len() {
+            let code = lines[..open].join("\n");
+            assert_eq!(repl.completeness(&code), Completeness::Incomplete, "{code}");
+        }
+        assert_eq!(repl.completeness(&lines.join("\n")), Completeness::Invalid);
+        for whole in [
+            "case := 1;",
+            "case[of] := 1;",
+            "case(of);",
+            "x := case + of;",
+            "begin case := of end;",
+        ] {
+            assert_ne!(
+                repl.completeness(whole),
+                Completeness::Incomplete,
+                "{whole}"
             );
         }
     }
