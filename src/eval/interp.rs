@@ -171,9 +171,10 @@ pub struct Interpreter {
     /// told about the first (unless the variable was assigned since).
     nudged: Vec<(u32, Span, Option<Value>)>,
     /// Each assignment since the last tape opened that replaced a
-    /// variable's value recorded on it: the record and where, so that a
-    /// `Blame` of the variable after it is told where.
-    reassigned: Vec<(u32, Span)>,
+    /// variable's value recorded on it, or the value a `Nudge` left in
+    /// place of that one: the record, where, and whether a `Nudge` came
+    /// first, so that a `Blame` of the variable after it is told where.
+    reassigned: Vec<(u32, Span, bool)>,
     /// The counters of the top-level `for` loops running now, each with
     /// its name in the `for`: `Nudge` may not change one. The checker
     /// finds a `Nudge` written in a loop's body; a routine called from the
@@ -219,6 +220,10 @@ pub struct Snapshot {
     tape: Tape,
     tape_result: Option<ResultCandidate>,
     unrecorded_uses: Vec<(&'static str, Span)>,
+    /// The `Nudge`s and assignments since the tape, so that one undone is
+    /// not told of later.
+    nudged: Vec<(u32, Span, Option<Value>)>,
+    reassigned: Vec<(u32, Span, bool)>,
 }
 
 impl Interpreter {
@@ -230,6 +235,8 @@ impl Interpreter {
             tape: self.tape.clone(),
             tape_result: self.tape_result.clone(),
             unrecorded_uses: self.unrecorded_uses.clone(),
+            nudged: self.nudged.clone(),
+            reassigned: self.reassigned.clone(),
         }
     }
 
@@ -241,6 +248,8 @@ impl Interpreter {
         self.tape = s.tape;
         self.tape_result = s.tape_result;
         self.unrecorded_uses = s.unrecorded_uses;
+        self.nudged = s.nudged;
+        self.reassigned = s.reassigned;
         self.frames.clear();
         self.counters.clear();
     }
@@ -884,22 +893,34 @@ impl Interpreter {
     }
 
     /// Remembers `span` as the assignment that replaced `target`'s value
-    /// recorded on the last tape (`old`, the record it held), if it did.
+    /// recorded on the last tape (`old`, the record it held), if it did,
+    /// or the first since a `Nudge` of it, whose value the tape never held.
     #[inline]
     fn note_reassignment(&mut self, old: Option<NodeRef>, target: &Name, span: Span) {
         #[cold]
         #[inline(never)]
         fn note(me: &mut Interpreter, old: Option<NodeRef>, target: &Name, span: Span) {
-            let Some(node) = me.tape.find(old) else {
+            let shown = Some(me.shown_name(target));
+            if let Some(node) = me.tape.find(old) {
+                // A copy of another variable's value (`v := w`) holds that
+                // variable's record: only the variable's own counts.
+                if me.tape.records[node as usize].name == shown {
+                    me.reassigned.push((node, span, false));
+                }
                 return;
-            };
-            // A copy of another variable's value (`v := w`) holds that
-            // variable's record: only the variable's own counts.
-            if me.tape.records[node as usize].name == Some(me.shown_name(target)) {
-                me.reassigned.push((node, span));
+            }
+            let nudged = me
+                .nudged
+                .iter()
+                .rev()
+                .find(|(node, ..)| me.tape.records[*node as usize].name == shown);
+            if let Some(&(node, ..)) = nudged
+                && !me.reassigned.iter().any(|(n, ..)| *n == node)
+            {
+                me.reassigned.push((node, span, true));
             }
         }
-        if old.is_some() && !self.tape.open {
+        if (old.is_some() || !self.nudged.is_empty()) && !self.tape.open {
             note(self, old, target, span);
         }
     }
@@ -1835,24 +1856,38 @@ impl Interpreter {
                             name.text
                         ),
                     );
-                    if let Some(&(_, at)) = self
+                    let found = self
                         .reassigned
                         .iter()
                         .rev()
-                        .find(|(node, _)| self.tape.records[*node as usize].name == shown)
-                    {
+                        .find(|(node, ..)| self.tape.records[*node as usize].name == shown);
+                    let after_nudge = found.is_some_and(|&(_, _, after_nudge)| after_nudge);
+                    if let Some(&(_, at, _)) = found {
                         d = d.with_label(
                             at,
-                            format!("this assignment gave `{}` a new value", name.text),
+                            if after_nudge {
+                                format!(
+                                    "this assignment gave `{}` a new value after its `Nudge`",
+                                    name.text
+                                )
+                            } else {
+                                format!("this assignment gave `{}` a new value", name.text)
+                            },
                         );
                     }
+                    // A second `Nudge` is not the advice.
+                    let before = if after_nudge && builtin != "Nudge" {
+                        format!("nudging or assigning `{}`", name.text)
+                    } else {
+                        format!("assigning `{}` again", name.text)
+                    };
                     return fail(
                         d.with_label(
                             name.span,
                             "its value now is not the one the tape recorded, which the blame belongs to",
                         )
                         .with_hint(format!(
-                            "use `{builtin}` on `{0}` after the tape and before assigning `{0}` again",
+                            "use `{builtin}` on `{}` after the tape and before {before}",
                             name.text
                         )),
                     );
