@@ -962,6 +962,28 @@ fn inside_an_open_block_no_routine_var_section_or_second_tape_is_offered() {
     assert!(client.finish().success());
 }
 
+/// After `for` only its counter's name may stand: the variables in
+/// scope. And `not`, which negates a whole comparison, is not offered
+/// just after a comparison, where the parser refuses it (`a = not b`).
+#[test]
+fn after_for_only_variables_and_after_a_comparison_no_not_are_offered() {
+    let mut client = Client::start();
+    client.initialize(json!({
+        "textDocument": {"completion": {"completionItem": {"snippetSupport": true}}}
+    }));
+    client.open(URI, "");
+    assert_eq!(
+        labels_at_end(&mut client, 2, "total := 0;\nfor "),
+        ["total"]
+    );
+    let compared = labels_at_end(&mut client, 3, "a := true;\nb := a = ");
+    assert!(compared.iter().any(|l| l == "a"), "{compared:?}");
+    assert!(!compared.iter().any(|l| l == "not"), "{compared:?}");
+    let joined = labels_at_end(&mut client, 4, "a := true;\nb := a and ");
+    assert!(joined.iter().any(|l| l == "not"), "{joined:?}");
+    assert!(client.finish().success());
+}
+
 /// Where a new name is declared, nothing of the program's or the
 /// language's is wanted: a builtin's name offered there would be an error
 /// once taken (`procedure Save`). Before a parameter, `var` may come.

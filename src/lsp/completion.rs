@@ -9,8 +9,10 @@
 //! `else`, `until` and `end` only where they close an open `if`, `repeat`
 //! or block, and `then`, `do`, `to` only where a head waits for them;
 //! where a new name is declared nothing (but `var` before a parameter),
-//! nor just after one, where no word may follow; between a routine's
-//! header and its `begin`, `var` or `begin` only.
+//! nor just after one, where no word may follow; after `for` the
+//! variables only; `not` only where the parser takes it (not after an
+//! arithmetic or comparison operator); between a routine's header and its
+//! `begin`, `var` or `begin` only.
 
 use lsp_types::{
     CompletionItem, CompletionItemKind, Documentation, InsertTextFormat, MarkupContent, MarkupKind,
@@ -145,6 +147,9 @@ enum Place {
     /// Where a routine's header declares a parameter (`procedure P(|`,
     /// `P(a: Real; |`): a new name, or `var` before it.
     Parameter,
+    /// After `for`, where its counter is named: a variable in scope, or
+    /// a new name (which nothing offered can be).
+    Counter,
 }
 
 /// The words that may follow a value.
@@ -156,6 +161,18 @@ const AFTER_VALUE: &[&str] = &[
 const NOT_AT_START: &[&str] = &[
     "and", "or", "div", "mod", "not", "then", "do", "to", "downto", "true", "false",
 ];
+
+/// The operators after which the parser takes no `not`: it negates a
+/// whole comparison, so it starts an expression or follows `and`, `or` or
+/// another `not`, and is no operand of a comparison or of arithmetic
+/// (`a = not b` is refused, `a = (not b)` is not).
+fn refuses_not(before: Option<&Token>) -> bool {
+    use Token::*;
+    matches!(
+        before,
+        Some(Plus | Minus | Star | Slash | Div | Mod | Eq | Ne | Lt | Le | Gt | Ge)
+    )
+}
 
 /// Where the word being typed at `offset` starts.
 fn word_start(text: &str, offset: usize) -> usize {
@@ -192,6 +209,7 @@ fn place(text: &str, tokens: &[(Token, Span)], offset: usize) -> Place {
         }
         Some(RParen) if closes_header(tokens, start) => Place::NewName,
         Some(Semi) if in_routine_head(tokens, start) => Place::RoutineHead,
+        Some(For) => Place::Counter,
         // `WriteLn(x:8:3)`: a width, where an expression goes.
         Some(Colon) => Place::Expression,
         Some(
@@ -441,7 +459,8 @@ pub fn completions(
         }
         return items;
     }
-    let around = around(&doc.tokens, word_start(doc.text(), offset));
+    let start = word_start(doc.text(), offset);
+    let around = around(&doc.tokens, start);
     if place == Place::AfterValue {
         for (k, _, help) in crate::syntax::lexer::KEYWORDS {
             if AFTER_VALUE.contains(k) && around.may_stand(k) {
@@ -478,6 +497,9 @@ pub fn completions(
                 Some("global".to_string()),
             ));
         }
+    }
+    if place == Place::Counter {
+        return items;
     }
     // Inside an expression only what gives a value (no procedure); where
     // a statement starts, no function (its value would go unused).
@@ -529,6 +551,9 @@ pub fn completions(
             continue;
         }
         if !in_expression && NOT_AT_START.contains(k) || !around.may_stand(k) {
+            continue;
+        }
+        if *k == "not" && refuses_not(before(&doc.tokens, start).last().map(|(t, _)| t)) {
             continue;
         }
         if !in_expression || ["not", "true", "false"].contains(k) {
@@ -676,10 +701,13 @@ mod tests {
     fn an_expression_is_offered_only_what_gives_a_value() {
         let text = "procedure P;\nbegin\nend;\nfunction F(x: Real): Real;\nbegin\n  Result := x;\nend;\nx := 1;\ny := 1 + \n";
         let offered = labels(text, "y := 1 + ");
-        for wanted in ["F", "Tanh", "x", "not"] {
+        for wanted in ["F", "Tanh", "x", "true"] {
             assert!(offered.iter().any(|l| l == wanted), "{wanted}: {offered:?}");
         }
-        for unwanted in ["P", "WriteLn", "Nudge", "Seed", "Save", "Plot", "Show"] {
+        // `1 + not b` is refused: see `not_is_offered_only_where_the_parser_takes_it`.
+        for unwanted in [
+            "P", "WriteLn", "Nudge", "Seed", "Save", "Plot", "Show", "not",
+        ] {
             assert!(
                 !offered.iter().any(|l| l == unwanted),
                 "{unwanted}: {offered:?}"
@@ -770,6 +798,62 @@ mod tests {
             );
         }
         assert!(offered.iter().any(|l| l == "while"), "{offered:?}");
+    }
+
+    /// After `for` only its counter's name may stand: a variable in
+    /// scope, or a new name; no statement, routine, builtin or keyword.
+    #[test]
+    fn after_for_only_variables_are_offered() {
+        assert_eq!(labels("x := 1;\nfor ", "for "), ["x"]);
+        assert_eq!(labels("x := 1;\nfor i", "for i"), ["x"]);
+        assert_eq!(labels("for ", "for "), Vec::<String>::new());
+        let text = "n := 1;\nprocedure P(a: Real);\nvar k: Integer;\nbegin\n  for \nend;\n";
+        let offered = labels(text, "for ");
+        for wanted in ["a", "k", "n"] {
+            assert!(offered.iter().any(|l| l == wanted), "{wanted}: {offered:?}");
+        }
+        for unwanted in [
+            "P",
+            "WriteLn",
+            "Sqrt",
+            "while",
+            "tape",
+            "not",
+            "for … do begin … end;",
+        ] {
+            assert!(
+                !offered.iter().any(|l| l == unwanted),
+                "{unwanted}: {offered:?}"
+            );
+        }
+    }
+
+    /// `not` negates a whole comparison: the parser takes it where an
+    /// expression starts or after `and`, `or` or `not`, and refuses it
+    /// after an arithmetic or comparison operator (`a = not b`).
+    #[test]
+    fn not_is_offered_only_where_the_parser_takes_it() {
+        let not = |text: &str| labels(text, text).iter().any(|l| l == "not");
+        for op in [
+            "=", "<>", "<", ">", "<=", ">=", "+", "-", "*", "/", "div", "mod",
+        ] {
+            let text = format!("a := true;\nb := a {op} ");
+            assert!(!not(&text), "{text:?}");
+        }
+        assert!(!not("a := true;\nb := -"));
+        for text in [
+            "a := true;\nb := ",
+            "a := true;\nb := a and ",
+            "a := true;\nb := a or ",
+            "a := true;\nb := not ",
+            "a := true;\nb := a = (",
+            "a := true;\nif ",
+            "a := true;\nwhile a and ",
+            "a := true;\nWriteLn(a, ",
+            "a := true;\nm := [",
+        ] {
+            assert!(not(text), "{text:?}");
+        }
     }
 
     #[test]
