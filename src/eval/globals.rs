@@ -12,6 +12,29 @@ use crate::syntax::tree::TypeName;
 pub struct Slot {
     pub value: Option<Value>,
     pub declared: Option<TypeName>,
+    /// Whether the value is one a `Nudge` left: the assignment that
+    /// replaces it is remembered, for a `Blame` after it to point at. A
+    /// flag here, not a search of the `Nudge`s since the tape, because
+    /// every assignment of a training loop between its `Nudge`s and its
+    /// next tape asks.
+    pub nudged: bool,
+}
+
+impl Slot {
+    pub fn new(value: Option<Value>, declared: Option<TypeName>) -> Slot {
+        Slot {
+            value,
+            declared,
+            nudged: false,
+        }
+    }
+
+    /// Puts `v` in place of the value, giving back the value replaced and
+    /// whether a `Nudge` left it.
+    #[inline]
+    pub fn replace(&mut self, v: Value) -> (Option<Value>, bool) {
+        (self.value.replace(v), std::mem::take(&mut self.nudged))
+    }
 }
 
 /// The globals that exist: `slots[n]` is the one of global number `n`.

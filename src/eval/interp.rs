@@ -463,23 +463,14 @@ impl Interpreter {
                 for decl in decls {
                     let ty = decl.ty.map(|(t, _)| t);
                     if let Some(frame) = self.frames.last_mut() {
-                        frame.locals.insert(
-                            decl.name.text.clone(),
-                            Slot {
-                                value: None,
-                                declared: ty,
-                            },
-                        );
+                        frame
+                            .locals
+                            .insert(decl.name.text.clone(), Slot::new(None, ty));
                     } else {
                         let n = self.global_number(&decl.name);
-                        let slot = self.globals.get_or_insert(
-                            &decl.name.text,
-                            n,
-                            Slot {
-                                value: None,
-                                declared: None,
-                            },
-                        );
+                        let slot =
+                            self.globals
+                                .get_or_insert(&decl.name.text, n, Slot::new(None, None));
                         // A value assigned before the declaration must be
                         // of the declared type, as every later one is.
                         if let (Some((ty, ty_span)), Some(v)) = (decl.ty, &slot.value)
@@ -860,43 +851,46 @@ impl Interpreter {
         let v = check_declared(r.declared, v, target)?;
         let old = match r.place.clone() {
             Place::Global(n, name) => match self.globals.at_mut(n) {
-                Some(slot) => {
-                    slot.value
-                        .replace(check_caller_declared(slot.declared, v, target, &name)?)
-                }
+                Some(slot) => slot.replace(check_caller_declared(slot.declared, v, target, &name)?),
                 None => {
-                    let slot = Slot {
-                        value: Some(v),
-                        declared: None,
-                    };
+                    let slot = Slot::new(Some(v), None);
                     self.globals.get_or_insert(&name, n, slot);
-                    None
+                    (None, false)
                 }
             },
             Place::Local(depth, name) => match self.frames[depth].locals.get_mut(&*name) {
-                Some(slot) => {
-                    slot.value
-                        .replace(check_caller_declared(slot.declared, v, target, &name)?)
-                }
+                Some(slot) => slot.replace(check_caller_declared(slot.declared, v, target, &name)?),
                 None => {
-                    let slot = Slot {
-                        value: Some(v),
-                        declared: None,
-                    };
+                    let slot = Slot::new(Some(v), None);
                     self.frames[depth].locals.insert(name, slot);
-                    None
+                    (None, false)
                 }
             },
         };
-        self.note_reassignment(old.and_then(|v| v.tag()), target, span);
+        self.note_reassignment(old, target, span);
         Ok(())
     }
 
     /// Remembers `span` as the assignment that replaced `target`'s value
     /// recorded on the last tape (`old`, the record it held), if it did,
     /// or the first since a `Nudge` of it, whose value the tape never held.
+    /// `old` is the value replaced and whether a `Nudge` left it
+    /// ([`Slot::replace`]).
     #[inline]
-    fn note_reassignment(&mut self, old: Option<NodeRef>, target: &Name, span: Span) {
+    fn note_reassignment(&mut self, old: (Option<Value>, bool), target: &Name, span: Span) {
+        self.note_reassignment_of(old.0.and_then(|v| v.tag()), old.1, target, span);
+    }
+
+    /// [`Self::note_reassignment`] of a value whose record was `old`, and
+    /// which a `Nudge` left if `after_nudge`.
+    #[inline]
+    fn note_reassignment_of(
+        &mut self,
+        old: Option<NodeRef>,
+        after_nudge: bool,
+        target: &Name,
+        span: Span,
+    ) {
         #[cold]
         #[inline(never)]
         fn note(me: &mut Interpreter, old: Option<NodeRef>, target: &Name, span: Span) {
@@ -920,7 +914,7 @@ impl Interpreter {
                 me.reassigned.push((node, span, true));
             }
         }
-        if (old.is_some() || !self.nudged.is_empty()) && !self.tape.open {
+        if (old.is_some() || after_nudge) && !self.tape.open {
             note(self, old, target, span);
         }
     }
@@ -999,39 +993,25 @@ impl Interpreter {
                 return fail(errors::global_assigned(&routine, target));
             }
             Some(frame) => {
-                frame.locals.insert(
-                    name.clone(),
-                    Slot {
-                        value: Some(v),
-                        declared: None,
-                    },
-                );
+                frame.locals.insert(name.clone(), Slot::new(Some(v), None));
                 return Ok(());
             }
             None => {
                 let n = self.global_number(target);
                 if let Some(slot) = self.globals.at_mut(n) {
-                    let old = slot
-                        .value
-                        .replace(check_declared(slot.declared, v, target)?);
-                    self.note_reassignment(old.and_then(|v| v.tag()), target, span);
+                    let old = slot.replace(check_declared(slot.declared, v, target)?);
+                    self.note_reassignment(old, target, span);
                 } else {
-                    self.globals.get_or_insert(
-                        name,
-                        n,
-                        Slot {
-                            value: Some(v),
-                            declared: None,
-                        },
-                    );
+                    self.globals
+                        .get_or_insert(name, n, Slot::new(Some(v), None));
                 }
                 return Ok(());
             }
         };
         let slot = slot.expect("slot exists");
         let v = check_declared(slot.declared, v, target)?;
-        let old = slot.value.replace(v);
-        self.note_reassignment(old.and_then(|v| v.tag()), target, span);
+        let old = slot.replace(v);
+        self.note_reassignment(old, target, span);
         Ok(())
     }
 
@@ -1080,7 +1060,8 @@ impl Interpreter {
         };
         Rc::make_mut(&mut m)[(r, c)] = x;
         slot.value = Some(Value::Matrix(m, None));
-        self.note_reassignment(old, target, target.span.to(value.span));
+        let after_nudge = std::mem::take(&mut slot.nudged);
+        self.note_reassignment_of(old, after_nudge, target, target.span.to(value.span));
         Ok(())
     }
 
@@ -1688,28 +1669,18 @@ impl Interpreter {
                 v,
                 &Name::new(param.name.text.clone(), arg.value.span),
             )?;
-            locals.insert(
-                param.name.text.clone(),
-                Slot {
-                    value: Some(v),
-                    declared,
-                },
-            );
+            locals.insert(param.name.text.clone(), Slot::new(Some(v), declared));
         }
         for decl in &routine.locals {
             locals.insert(
                 decl.name.text.clone(),
-                Slot {
-                    value: None,
-                    declared: decl.ty.map(|(t, _)| t),
-                },
+                Slot::new(None, decl.ty.map(|(t, _)| t)),
             );
         }
         if routine.is_function {
-            locals.entry("Result".into()).or_insert(Slot {
-                value: None,
-                declared: routine.result.map(|(t, _)| t),
-            });
+            locals
+                .entry("Result".into())
+                .or_insert(Slot::new(None, routine.result.map(|(t, _)| t)));
         }
         self.frames.push(Frame {
             routine: routine.clone(),
@@ -1963,6 +1934,7 @@ impl Interpreter {
         }
         if let Some(slot) = self.slot_mut(name) {
             slot.value = Some(v);
+            slot.nudged = true;
         }
     }
 }
