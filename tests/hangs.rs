@@ -246,6 +246,18 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     assert!(long_header.contains("no errors"), "{long_header}");
 }
 
+/// The rows of a matrix with no `,` between them are found by walking
+/// each bracket's items once.
+#[test]
+fn rows_with_no_commas_check_in_time() {
+    let rows: Vec<String> = (0..100_000).map(|i| format!("[{i}]")).collect();
+    let rows = checked_in_time(
+        "a hundred thousand rows with no commas",
+        format!("x := [{}];\n", rows.join(" ")),
+    );
+    assert!(rows.contains("missing between two rows"), "{rows}");
+}
+
 /// A string with a word glued after it (`'it's'`) is looked at for a
 /// quote meant inside it up to its line's end; with every string of a
 /// long line searching to that end, a one-line program of strings took

@@ -134,11 +134,12 @@ pub fn parse_tokens(
     let input = simple
         .as_slice()
         .map(SimpleSpan::from(len..len), |(t, s)| (t, s));
-    let rows_of = Rc::new(brackets_of_rows(tokens));
+    let closing = closing_brackets(tokens);
+    let rows_of = Rc::new(brackets_of_rows(tokens, &closing));
     let (program, errors) = program_parser(source, rows_of)
         .parse(input)
         .into_output_errors();
-    let mut diagnostics = Vec::new();
+    let mut diagnostics = rows_without_comma(tokens, &closing);
     let mut placed = std::collections::HashSet::new();
     for error in errors {
         // Tokens the lexer refused were reported already.
@@ -888,34 +889,7 @@ pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
 /// lets the grammar take the one right reading of each `[` at once: trying
 /// rows first and then a row again re-parsed everything inside, which made
 /// `[[[[...` without its closers take time exponential in its depth.
-fn brackets_of_rows(tokens: &[(Token, Span)]) -> Vec<usize> {
-    // Where each closed bracket ends, and whether each `[` opens rows:
-    // an open bracket's frame is (its token index, whether every item so
-    // far is one bracket group, where its current item starts).
-    let mut closing = vec![usize::MAX; tokens.len()];
-    let mut stack: Vec<usize> = Vec::new();
-    for (i, (token, _)) in tokens.iter().enumerate() {
-        match token {
-            Token::LParen | Token::LBracket => stack.push(i),
-            Token::RParen | Token::RBracket => {
-                let opener = if matches!(token, Token::RParen) {
-                    Token::LParen
-                } else {
-                    Token::LBracket
-                };
-                match stack.last() {
-                    Some(&open) if tokens[open].0 == opener => {
-                        closing[open] = i;
-                        stack.pop();
-                    }
-                    // A closer of the other kind: everything open stays
-                    // unclosed, which the parser reports.
-                    _ => stack.clear(),
-                }
-            }
-            _ => {}
-        }
-    }
+fn brackets_of_rows(tokens: &[(Token, Span)], closing: &[usize]) -> Vec<usize> {
     let mut rows = Vec::new();
     for (open, (token, span)) in tokens.iter().enumerate() {
         if *token != Token::LBracket || closing[open] == usize::MAX {
@@ -947,6 +921,83 @@ fn brackets_of_rows(tokens: &[(Token, Span)]) -> Vec<usize> {
         }
     }
     rows
+}
+
+/// `[[1, 2] [3, 4]]`, or the same over two lines: rows with no `,`
+/// between them, which the grammar reads as the first row indexed by the
+/// second (an error about a row number at run time, or worse, a value).
+/// Each `[` whose items, taking two brackets side by side as two items,
+/// are all brackets of rows, and which has two such side by side, is one
+/// error at its first gap.
+fn rows_without_comma(tokens: &[(Token, Span)], closing: &[usize]) -> Vec<Diagnostic> {
+    let mut errors = Vec::new();
+    for (open, (token, _)) in tokens.iter().enumerate() {
+        if *token != Token::LBracket || closing[open] == usize::MAX {
+            continue;
+        }
+        let close = closing[open];
+        let mut at = open + 1;
+        let mut gap = None;
+        let mut all_rows = at < close;
+        while all_rows && at < close {
+            let row_end = closing[at];
+            if tokens[at].0 != Token::LBracket || row_end == usize::MAX || row_end >= close {
+                all_rows = false;
+                break;
+            }
+            at = row_end + 1;
+            match tokens[at].0 {
+                Token::Comma if at + 1 < close => at += 1,
+                Token::RBracket if at == close => {}
+                Token::LBracket => {
+                    gap.get_or_insert((row_end, at));
+                }
+                _ => all_rows = false,
+            }
+        }
+        if let (true, Some((row_end, next))) = (all_rows, gap) {
+            let end = tokens[row_end].1;
+            let end = Span::new(end.source, end.end, end.end);
+            let next = tokens[next].1;
+            errors.push(
+                Diagnostic::new(end, "a `,` is missing between two rows")
+                    .with_label(end, "add `,` here")
+                    .with_label(next, "the next row starts here")
+                    .with_hint("rows are separated by `,`: `[[1, 2], [3, 4]]`"),
+            );
+        }
+    }
+    errors
+}
+
+/// Where each `(` or `[` of `tokens` is closed by its own kind of closer,
+/// or `usize::MAX` where it is not.
+fn closing_brackets(tokens: &[(Token, Span)]) -> Vec<usize> {
+    let mut closing = vec![usize::MAX; tokens.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for (i, (token, _)) in tokens.iter().enumerate() {
+        match token {
+            Token::LParen | Token::LBracket => stack.push(i),
+            Token::RParen | Token::RBracket => {
+                let opener = if matches!(token, Token::RParen) {
+                    Token::LParen
+                } else {
+                    Token::LBracket
+                };
+                match stack.last() {
+                    Some(&open) if tokens[open].0 == opener => {
+                        closing[open] = i;
+                        stack.pop();
+                    }
+                    // A closer of the other kind: everything open stays
+                    // unclosed, which the parser reports.
+                    _ => stack.clear(),
+                }
+            }
+            _ => {}
+        }
+    }
+    closing
 }
 
 fn program_parser<'t, I>(
