@@ -141,6 +141,11 @@ pub fn parse_tokens(
         .into_output_errors();
     let mut diagnostics = rows_without_comma(tokens, &closing);
     let mut placed = std::collections::HashSet::new();
+    let closed = if errors.is_empty() {
+        Vec::new()
+    } else {
+        closed_brackets(tokens)
+    };
     for error in errors {
         // Tokens the lexer refused were reported already.
         if matches!(error.found(), Some(Token::Error)) {
@@ -148,7 +153,7 @@ pub fn parse_tokens(
         }
         let d = to_diagnostic(&error, source);
         let d = common_mistake(d, &error, tokens, text);
-        let d = unclosed_bracket(d, &error, tokens);
+        let d = unclosed_bracket(d, &error, tokens, &closed);
         if placed.insert((d.span.start, d.span.end)) {
             diagnostics.push(d);
         }
@@ -194,13 +199,66 @@ fn back_to_open_bracket(tokens: &[(Token, Span)]) -> Back {
     Back::Start
 }
 
+/// Whether the `(` or `[` at each place is closed (by its own kind of
+/// closer) before its statement ends: before a token no bracket holds
+/// (`:=`, `begin`, `then`, ...; a `;` too, except inside a routine's
+/// header, whose parameter groups it separates) or the end of the input.
+/// One pass over the tokens, made once for all of a parse's errors.
+fn closed_brackets(tokens: &[(Token, Span)]) -> Vec<bool> {
+    let mut closed = vec![false; tokens.len()];
+    let mut open: Vec<usize> = Vec::new();
+    let header = |at: usize| {
+        at >= 2
+            && matches!(tokens[at - 1].0, Token::Ident(_))
+            && matches!(tokens[at - 2].0, Token::Procedure | Token::Function)
+    };
+    for (i, (t, _)) in tokens.iter().enumerate() {
+        match t {
+            Token::LParen | Token::LBracket => open.push(i),
+            Token::RParen | Token::RBracket => {
+                if let Some(o) = open.pop() {
+                    let pair = matches!(
+                        (&tokens[o].0, t),
+                        (Token::LParen, Token::RParen) | (Token::LBracket, Token::RBracket)
+                    );
+                    closed[o] = pair;
+                }
+            }
+            Token::Semi => {
+                while open.last().is_some_and(|&o| !header(o)) {
+                    open.pop();
+                }
+            }
+            Token::Assign
+            | Token::Begin
+            | Token::End
+            | Token::Do
+            | Token::Then
+            | Token::Else
+            | Token::Tape
+            | Token::Repeat
+            | Token::Until
+            | Token::While
+            | Token::For
+            | Token::If
+            | Token::Procedure
+            | Token::Function => open.clear(),
+            _ => {}
+        }
+    }
+    closed
+}
+
 /// `x := [[1, 2], [3, 4];` or an entry that ends at `Sum(a`: a plain
 /// "expected ..." error where the innermost bracket still open could be
-/// closed also points at that bracket, as a `begin` with no `end` is.
+/// closed also points at that bracket, as a `begin` with no `end` is. A
+/// bracket closed later in its statement (`WriteLn(1 2)`, a `,` missing)
+/// is not called unclosed.
 fn unclosed_bracket(
     d: Diagnostic,
     error: &Rich<'_, Token, SimpleSpan>,
     tokens: &[(Token, Span)],
+    closed: &[bool],
 ) -> Diagnostic {
     if !d.message.starts_with("expected ") {
         return d;
@@ -209,6 +267,9 @@ fn unclosed_bracket(
     let Back::Bracket(i) = back_to_open_bracket(&tokens[..at]) else {
         return d;
     };
+    if closed[i] {
+        return missing_comma(d, error, tokens, i);
+    }
     let (bracket, span) = (&tokens[i].0, tokens[i].1);
     let (opener, closer) = if *bracket == Token::LBracket {
         ("[", Token::RBracket)
@@ -223,6 +284,48 @@ fn unclosed_bracket(
     } else {
         d
     }
+}
+
+/// `WriteLn('x = ' x)`, `[1 2]`: a value where a `,` or the closer of a
+/// call's or a matrix's bracket (`open`, closed later) was expected.
+fn missing_comma(
+    d: Diagnostic,
+    error: &Rich<'_, Token, SimpleSpan>,
+    tokens: &[(Token, Span)],
+    open: usize,
+) -> Diagnostic {
+    let starts_a_value = matches!(
+        error.found(),
+        Some(
+            Token::Ident(_)
+                | Token::Integer(_)
+                | Token::Real(_)
+                | Token::Str(_)
+                | Token::LParen
+                | Token::LBracket
+        )
+    );
+    let expects_comma = error
+        .expected()
+        .any(|p| matches!(p, RichPattern::Token(x) if **x == Token::Comma));
+    if !starts_a_value || !expects_comma {
+        return d;
+    }
+    let before = open.checked_sub(1).map(|b| &tokens[b].0);
+    let header = open
+        .checked_sub(2)
+        .is_some_and(|b| matches!(tokens[b].0, Token::Procedure | Token::Function));
+    let hint = match (&tokens[open].0, before) {
+        (Token::LBracket, Some(Token::Ident(_) | Token::RParen | Token::RBracket)) => {
+            "an element's row and column are separated by `,`: `m[1, 2]`"
+        }
+        (Token::LBracket, _) => "a matrix's elements are separated by `,`: `[1, 2]`",
+        (Token::LParen, Some(Token::Ident(_))) if !header => {
+            "a call's arguments are separated by `,`: `WriteLn('x = ', x)`"
+        }
+        _ => return d,
+    };
+    d.with_hint(hint)
 }
 
 /// The keywords a statement starts with, for a misspelled one.
