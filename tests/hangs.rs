@@ -246,11 +246,12 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
     assert!(long_header.contains("no errors"), "{long_header}");
 }
 
-/// A `,` left out between arguments or between rows is told from the
-/// tokens around the error: whether a bracket is closed later is found in
-/// one pass for all errors, and the rows of a matrix are walked once each.
+/// A `,` left out between arguments or between rows, and `var` where it
+/// is not written, are each told from the tokens around the error: whether
+/// a bracket is closed later is found in one pass for all errors, and
+/// the rows of a matrix are walked once each.
 #[test]
-fn missing_commas_check_in_time() {
+fn missing_commas_and_misplaced_vars_check_in_time() {
     let arguments = checked_in_time(
         "forty thousand calls missing a comma",
         "WriteLn('x = ' x);\n".repeat(40_000),
@@ -262,6 +263,23 @@ fn missing_commas_check_in_time() {
         format!("x := [{}];\n", rows.join(" ")),
     );
     assert!(rows.contains("missing between two rows"), "{rows}");
+    let calls = checked_in_time(
+        "forty thousand calls with `var`",
+        format!(
+            "procedure P(var x: Real); begin x := 1; end;\n{}",
+            "y := 1.0; P(var y);\n".repeat(40_000)
+        ),
+    );
+    assert!(calls.contains("40000 errors"), "{}", &calls[..500]);
+    let groups: Vec<String> = (0..100_000).map(|k| format!("var a{k}: Real")).collect();
+    let header = checked_in_time(
+        "a header of a hundred thousand groups, then a second `var`",
+        format!(
+            "procedure P({}; var b, var c: Real);\nbegin\nend;\n",
+            groups.join("; ")
+        ),
+    );
+    assert!(header.contains("one `var` marks every name"), "{header}");
 }
 
 /// A string with a word glued after it (`'it's'`) is looked at for a

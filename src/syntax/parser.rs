@@ -249,6 +249,28 @@ fn closed_brackets(tokens: &[(Token, Span)]) -> Vec<bool> {
     closed
 }
 
+/// The tokens of the parameter group that `tokens` end in, after its
+/// `(` or `;`, when they end inside a routine's header; `None` elsewhere.
+fn header_group(tokens: &[(Token, Span)]) -> Option<&[(Token, Span)]> {
+    let mut group_start = None;
+    for (i, (t, _)) in tokens.iter().enumerate().rev() {
+        match t {
+            Token::Semi => {
+                group_start.get_or_insert(i + 1);
+            }
+            Token::LParen => {
+                let header = i >= 2
+                    && matches!(tokens[i - 1].0, Token::Ident(_))
+                    && matches!(tokens[i - 2].0, Token::Procedure | Token::Function);
+                return header.then(|| &tokens[group_start.unwrap_or(i + 1)..]);
+            }
+            Token::Ident(_) | Token::Comma | Token::Colon | Token::Var => {}
+            _ => return None,
+        }
+    }
+    None
+}
+
 /// `x := [[1, 2], [3, 4];` or an entry that ends at `Sum(a`: a plain
 /// "expected ..." error where the innermost bracket still open could be
 /// closed also points at that bracket, as a `begin` with no `end` is. A
@@ -362,6 +384,57 @@ fn common_mistake(
             .any(|p| matches!(p, RichPattern::Token(x) if **x == t))
     };
     let found = error.found();
+    // `Step(var w, 0.1)`: `var` at a call, or `(var a, var b: Real)`
+    // in a header, where one `var` marks the whole group.
+    if let Some(Token::Var) = found
+        && let Some(&(_, span)) = tokens.get(at)
+    {
+        let name = match tokens.get(at + 1) {
+            Some((Token::Ident(name), _)) => name.as_str(),
+            _ => "w",
+        };
+        match header_group(&tokens[..at]) {
+            Some(group) if matches!(before, Some((Token::Comma, _))) => {
+                let names: Vec<&str> = group
+                    .iter()
+                    .filter_map(|(t, _)| match t {
+                        Token::Ident(n) => Some(n.as_str()),
+                        _ => None,
+                    })
+                    .chain([name])
+                    .collect();
+                // The group's type, where it follows at once.
+                let ty = match (tokens.get(at + 2), tokens.get(at + 3)) {
+                    (Some((Token::Colon, _)), Some((Token::Ident(ty), _))) => ty.as_str(),
+                    _ => "...",
+                };
+                return Diagnostic::new(span, "one `var` marks every name of its group")
+                    .with_label(span, "a second `var` in one group")
+                    .with_hint(format!(
+                        "write `var` once, before the group's first name: `var {}: {ty}`",
+                        names.join(", ")
+                    ));
+            }
+            Some(_) => {}
+            None => {
+                if let Back::Bracket(open) = back_to_open_bracket(&tokens[..at])
+                    && tokens[open].0 == Token::LParen
+                    && open
+                        .checked_sub(1)
+                        .is_some_and(|b| matches!(tokens[b].0, Token::Ident(_)))
+                {
+                    return Diagnostic::new(
+                        span,
+                        "`var` is written in a routine's header, not in a call",
+                    )
+                    .with_label(span, "not in a call")
+                    .with_hint(format!(
+                        "pass the variable's name alone, `{name}`: the header's `var` is what lets the routine change it"
+                    ));
+                }
+            }
+        }
+    }
     // `for i := 1..3 do`, `x := 1..3`, `m[1..2]`: a range of another
     // language, which this one has nowhere. The innermost bracket open
     // around the `..`, or whether it is in a `for`'s bounds.
