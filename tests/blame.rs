@@ -288,6 +288,43 @@ fn elementwise_functions_on_matrices_and_numbers() {
     }
 }
 
+/// `Power(a, Inf)` with |a| < 1 (and `Power(a, -Inf)` with |a| > 1) is 0
+/// all around `a`, so its blame is 0, as the finite differences say; the
+/// rule `p · a^(p-1)` alone is inf · 0, a NaN that stopped the walk.
+#[test]
+fn power_to_an_infinite_exponent_is_flat_where_it_is_zero() {
+    for (p, a) in [
+        (f64::INFINITY, 0.5),
+        (f64::INFINITY, -0.5),
+        (f64::INFINITY, 0.0),
+        (f64::NEG_INFINITY, 2.0),
+        (f64::NEG_INFINITY, -3.0),
+    ] {
+        let x = Tensor::Scalar(a);
+        let op = Op::Power(p);
+        let y = op.forward(&[&x]).unwrap();
+        assert_eq!(y, Tensor::Scalar(0.0), "Power({a}, {p})");
+        let b = op.per_link_rule(&[&x], &[(1, 1)], &y, None, &Tensor::Scalar(1.0));
+        let difference = match (
+            op.forward(&[&nudged(&x, 0, STEP)]),
+            op.forward(&[&nudged(&x, 0, -STEP)]),
+        ) {
+            (Ok(up), Ok(down)) => (up.view()[(0, 0)] - down.view()[(0, 0)]) / (2.0 * STEP),
+            _ => panic!("Power({a}, {p}) nudged"),
+        };
+        assert_eq!(b[0], Some(Tensor::Scalar(difference)), "Power({a}, {p})");
+    }
+    // On a matrix, each element's blame is its own.
+    let x = Tensor::matrix(ndarray::array![[0.25, -0.75, 1.0, 2.0]]);
+    let op = Op::Power(f64::INFINITY);
+    let y = op.forward(&[&x]).unwrap();
+    let ones = Tensor::matrix(Array2::ones((1, 4)));
+    let b = op.per_link_rule(&[&x], &[(1, 4)], &y, None, &ones);
+    let b = b[0].as_ref().expect("a blame").view().to_owned();
+    assert_eq!(&b.as_slice().unwrap()[..2], &[0.0, 0.0]);
+    assert!(b[(0, 2)] == f64::INFINITY && b[(0, 3)] == f64::INFINITY);
+}
+
 #[test]
 fn relu_and_abs_have_zero_blame_at_zero() {
     for u in [Unary::ReLU, Unary::Abs] {

@@ -203,9 +203,21 @@ pub(super) fn power_forward(p: f64, a: &Tensor) -> Tensor {
 }
 
 /// The blame of `a` is the blame times `p · a^(p-1)`, exactly 0 for `p = 0`
-/// (where `0 · a^-1` would make a NaN at `a = 0`).
+/// (where `0 · a^-1` would make a NaN at `a = 0`), and exactly 0 for an
+/// infinite `p` where `a^(p-1)` is 0: there `a^p` is 0 all around `a`
+/// (`Power(0.5, Inf)`), where `inf · 0` would make a NaN.
 pub(super) fn power_rule(p: f64, input: &Tensor, blame: &Tensor) -> Blames {
-    let slope = |x: f64| if p == 0.0 { 0.0 } else { p * x.powf(p - 1.0) };
+    let slope = |x: f64| {
+        if p == 0.0 {
+            return 0.0;
+        }
+        let below = x.powf(p - 1.0);
+        if p.is_infinite() && below == 0.0 {
+            0.0
+        } else {
+            p * below
+        }
+    };
     let out = match input {
         Tensor::Scalar(x) => Tensor::Scalar(blame.view()[(0, 0)] * slope(*x)),
         _ => {
