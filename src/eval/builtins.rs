@@ -579,6 +579,9 @@ impl Interpreter {
             Does::Load => self.load(b, &vals, span)?,
             Does::ReadText => {
                 let path = self.string(b, &vals, 0)?;
+                if path.is_empty() {
+                    return fail(empty_path(b, s(0)));
+                }
                 let full = self.base_dir.join(&*path);
                 let read = files::read_at_most(&full, MAX_STRING);
                 if let Ok(bytes) = &read
@@ -955,6 +958,9 @@ impl Interpreter {
     fn load(&mut self, b: &Builtin, vals: &[(Value, Span)], span: Span) -> Flow<Value> {
         let s = |i: usize| vals[i].1;
         let path = self.string(b, vals, 0)?;
+        if path.is_empty() {
+            return fail(empty_path(b, s(0)));
+        }
         let full = self.base_dir.join(&*path);
         let text = match files::read_at_most(&full, MAX_STRING) {
             Ok(bytes) if bytes.len() > MAX_STRING => {
@@ -1173,9 +1179,24 @@ fn cannot_write(
     )
 }
 
-/// A path as a message shows it: without the `./` of the current folder.
+/// A path as a message shows it: without the `./` of the current folder,
+/// and that folder itself as `.` (`Load('.')`), not as nothing.
 fn shown(full: &std::path::Path) -> std::path::Display<'_> {
-    full.strip_prefix(".").unwrap_or(full).display()
+    match full.strip_prefix(".") {
+        Ok(rest) if rest.as_os_str().is_empty() => std::path::Path::new(".").display(),
+        Ok(rest) => rest.display(),
+        Err(_) => full.display(),
+    }
+}
+
+/// `Load('')`, `ReadText('')`: no file is named (joined to the program's
+/// folder, the empty path would be read as that folder).
+fn empty_path(b: &Builtin, span: Span) -> Diagnostic {
+    about_path(
+        span,
+        format!("{} needs a file's name, but the path is empty", b.name),
+    )
+    .with_hint("name the file to read, such as 'weights.txt'")
 }
 
 /// [`about_path`], with a hint of where a relative path starts; a path

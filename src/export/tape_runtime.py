@@ -2215,7 +2215,8 @@ def _named(path, shown=True):
 
 def _without_current(full):
     """`full` without a first `./`, as Rust's `strip_prefix(".")` gives it
-    (tapec's `shown`): the `.` and empty parts at either end go too."""
+    (tapec's `shown`): the `.` and empty parts at either end go too, and
+    the current folder itself is `.`."""
     if not (full == "." or full.startswith("./")):
         return full
     parts = full.split("/")[1:]
@@ -2223,7 +2224,7 @@ def _without_current(full):
         parts.pop(0)
     while parts and parts[-1] in ("", "."):
         parts.pop()
-    return "/".join(parts)
+    return "/".join(parts) or "."
 
 
 def _io_reason(e):
@@ -2252,8 +2253,11 @@ def _io_write_reason(e, path):
     return _io_reason(e)
 
 
-def _read_bytes(path, where):
-    """The bytes of the file at `path` (as the program names it)."""
+def _read_bytes(path, where, name):
+    """The bytes of the file at `path` (as the program names it), for the
+    builtin `name`."""
+    if not path:
+        raise TapeError(where, f"{name} needs a file's name, but the path is empty")
     try:
         with open(_path(path), "rb") as f:
             return f.read()
@@ -2262,7 +2266,7 @@ def _read_bytes(path, where):
 
 
 def read_text(path, where=None):
-    data = _read_bytes(_str_arg(path, "ReadText", 1, where), where)
+    data = _read_bytes(_str_arg(path, "ReadText", 1, where), where, "ReadText")
     try:
         # The text as it is in the file, \r\n and \r kept.
         return data.decode("utf-8")
@@ -2349,7 +2353,7 @@ def load(path, where=None):
     """`Load(path)`: rows of numbers separated by spaces or tabs, refused as
     tapec refuses them (src/eval/files.rs)."""
     # Bytes that are not UTF-8 are read as U+FFFD, as tapec reads them.
-    text = _read_bytes(_str_arg(path, "Load", 1, where), where).decode("utf-8", "replace")
+    text = _read_bytes(_str_arg(path, "Load", 1, where), where, "Load").decode("utf-8", "replace")
     # A byte-order mark, which some editors write first, is not a number.
     text = text[1:] if text.startswith("\ufeff") else text
 
