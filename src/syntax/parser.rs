@@ -1066,37 +1066,10 @@ pub fn check_nesting(tokens: &[(Token, Span)]) -> Option<Diagnostic> {
 /// rows first and then a row again re-parsed everything inside, which made
 /// `[[[[...` without its closers take time exponential in its depth.
 fn brackets_of_rows(tokens: &[(Token, Span)], closing: &[usize]) -> Vec<usize> {
-    let mut rows = Vec::new();
-    for (open, (token, span)) in tokens.iter().enumerate() {
-        if *token != Token::LBracket || closing[open] == usize::MAX {
-            continue;
-        }
-        let close = closing[open];
-        // Walk the items at this bracket's own level.
-        let mut at = open + 1;
-        let mut all_groups = at < close;
-        while all_groups && at < close {
-            let is_group = tokens[at].0 == Token::LBracket
-                && closing[at] != usize::MAX
-                && matches!(tokens[closing[at] + 1].0, Token::Comma | Token::RBracket)
-                && closing[at] < close;
-            if !is_group {
-                all_groups = false;
-                break;
-            }
-            at = closing[at] + 1;
-            if tokens[at].0 == Token::Comma {
-                at += 1;
-                if at == close {
-                    all_groups = false;
-                }
-            }
-        }
-        if all_groups {
-            rows.push(span.start);
-        }
-    }
-    rows
+    (0..tokens.len())
+        .filter(|&open| rows_in(tokens, closing, open) == Some(None))
+        .map(|open| tokens[open].1.start)
+        .collect()
 }
 
 /// `[[1, 2] [3, 4]]`, or the same over two lines: rows with no `,`
@@ -1107,31 +1080,8 @@ fn brackets_of_rows(tokens: &[(Token, Span)], closing: &[usize]) -> Vec<usize> {
 /// error at its first gap.
 fn rows_without_comma(tokens: &[(Token, Span)], closing: &[usize]) -> Vec<Diagnostic> {
     let mut errors = Vec::new();
-    for (open, (token, _)) in tokens.iter().enumerate() {
-        if *token != Token::LBracket || closing[open] == usize::MAX {
-            continue;
-        }
-        let close = closing[open];
-        let mut at = open + 1;
-        let mut gap = None;
-        let mut all_rows = at < close;
-        while all_rows && at < close {
-            let row_end = closing[at];
-            if tokens[at].0 != Token::LBracket || row_end == usize::MAX || row_end >= close {
-                all_rows = false;
-                break;
-            }
-            at = row_end + 1;
-            match tokens[at].0 {
-                Token::Comma if at + 1 < close => at += 1,
-                Token::RBracket if at == close => {}
-                Token::LBracket => {
-                    gap.get_or_insert((row_end, at));
-                }
-                _ => all_rows = false,
-            }
-        }
-        if let (true, Some((row_end, next))) = (all_rows, gap) {
+    for open in 0..tokens.len() {
+        if let Some(Some((row_end, next))) = rows_in(tokens, closing, open) {
             let end = tokens[row_end].1;
             let end = Span::new(end.source, end.end, end.end);
             let next = tokens[next].1;
@@ -1144,6 +1094,44 @@ fn rows_without_comma(tokens: &[(Token, Span)], closing: &[usize]) -> Vec<Diagno
         }
     }
     errors
+}
+
+/// Whether the token at `open` is a closed `[` each of whose items at its
+/// own level is one closed bracket group (no `,` after the last): `None`
+/// if not; else `Some` of the first place where two such groups stand side
+/// by side with no `,` between them (the first group's `]` and the next
+/// one's `[`), `None` if the groups are all separated by commas. Reads
+/// only the bracket's own items, jumping over each group by `closing`.
+fn rows_in(
+    tokens: &[(Token, Span)],
+    closing: &[usize],
+    open: usize,
+) -> Option<Option<(usize, usize)>> {
+    if tokens[open].0 != Token::LBracket || closing[open] == usize::MAX {
+        return None;
+    }
+    let close = closing[open];
+    let mut at = open + 1;
+    if at == close {
+        return None;
+    }
+    let mut gap = None;
+    while at < close {
+        let row_end = closing[at];
+        if tokens[at].0 != Token::LBracket || row_end == usize::MAX || row_end >= close {
+            return None;
+        }
+        at = row_end + 1;
+        match tokens[at].0 {
+            Token::Comma if at + 1 < close => at += 1,
+            Token::RBracket if at == close => {}
+            Token::LBracket => {
+                gap.get_or_insert((row_end, at));
+            }
+            _ => return None,
+        }
+    }
+    Some(gap)
 }
 
 /// Where each `(` or `[` of `tokens` is closed by its own kind of closer,
