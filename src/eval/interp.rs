@@ -744,14 +744,20 @@ impl Interpreter {
                     symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
                     word => word.to_string(),
                 };
-                fail(Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
-                    .with_label(span, format!("this {name} gives NaN"))
-                    .with_label(self.current_stmt, "in this statement")
-                    .with_hint(if name == "Power" {
-                        "a negative number to a power that is not a whole number has no real value"
-                    } else {
-                        "NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"
-                    }))
+                let d = Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
+                    .with_label(span, format!("this {name} gives NaN"));
+                // A statement that is the operation alone (`Log(-1.0);` at
+                // the prompt) is not labelled twice.
+                let d = if self.current_stmt == span {
+                    d
+                } else {
+                    d.with_label(self.current_stmt, "in this statement")
+                };
+                fail(d.with_hint(if name == "Power" {
+                    "a negative number to a power that is not a whole number has no real value"
+                } else {
+                    "NaN comes from 0/0, inf - inf, 0 * inf, or Log or Sqrt of a negative number"
+                }))
             }
         }
     }
