@@ -2339,21 +2339,29 @@ mod tests {
         ]
     }
 
+    /// Types `lines` one by one and checks that the entry waits, showing
+    /// nothing, until its last line, and ends there: what that line
+    /// shows.
+    fn ends_at_its_last_line(lines: &[String], shape: &str) -> String {
+        let mut after = typed(lines.to_vec());
+        let (waits, last) = after.pop().expect("lines");
+        assert!(
+            after
+                .iter()
+                .all(|(waits, shown)| *waits && shown.is_empty()),
+            "{shape}: ended early: {after:?}"
+        );
+        assert!(!waits, "{shape}: still waits after its last line");
+        last
+    }
+
     /// Each long entry ends at its last line: its output comes then,
     /// not after one more line; and the notebook's rule says the same.
     #[test]
     fn a_long_entry_ends_at_its_last_line() {
         for (shape, lines, output) in long_entries(2_000) {
-            let after = typed(lines.clone());
-            let (last, before) = after.split_last().expect("lines");
-            assert!(
-                before
-                    .iter()
-                    .all(|(waits, shown)| *waits && shown.is_empty()),
-                "{shape}: ended early"
-            );
-            assert!(!last.0, "{shape}: still waits after its last line");
-            assert!(last.1.contains(output), "{shape}: {}", last.1);
+            let last = ends_at_its_last_line(&lines, shape);
+            assert!(last.contains(output), "{shape}: {last}");
             let repl = Repl::new(
                 || Box::new(std::io::sink()),
                 Box::new(std::io::sink()),
@@ -2379,16 +2387,8 @@ mod tests {
             .iter()
             .map(|l| l.to_string())
             .collect();
-        let after = typed(lines.clone());
-        let (last, before) = after.split_last().expect("lines");
-        assert!(
-            before
-                .iter()
-                .all(|(waits, shown)| *waits && shown.is_empty()),
-            "{after:?}"
-        );
-        assert!(!last.0, "still waits");
-        assert_eq!(last.1.matches("Error").count(), 1, "{}", last.1);
+        let last = ends_at_its_last_line(&lines, "case");
+        assert_eq!(last.matches("Error").count(), 1, "{last}");
         let repl = Repl::new(
             || Box::new(std::io::sink()),
             Box::new(std::io::sink()),

@@ -184,19 +184,29 @@ fn back_to_open_bracket(tokens: &[(Token, Span)]) -> Back {
             Token::LParen | Token::LBracket if depth > 0 => depth -= 1,
             Token::LParen | Token::LBracket => return Back::Bracket(i),
             Token::For => return Back::For,
-            Token::Semi
-            | Token::Begin
+            Token::Semi => return Back::Start,
+            t if opens_or_closes_a_part(t) => return Back::Start,
+            _ => {}
+        }
+    }
+    Back::Start
+}
+
+/// Whether `t` begins or ends a part of a statement or a block (`begin`,
+/// `then`, `until`, ...), which no bracket holds: the reach of an open
+/// bracket ends there.
+fn opens_or_closes_a_part(t: &Token) -> bool {
+    matches!(
+        t,
+        Token::Begin
             | Token::End
             | Token::Do
             | Token::Then
             | Token::Else
             | Token::Tape
             | Token::Repeat
-            | Token::Until => return Back::Start,
-            _ => {}
-        }
-    }
-    Back::Start
+            | Token::Until
+    )
 }
 
 /// Whether the `(` or `[` at each place is closed (by its own kind of
@@ -229,20 +239,18 @@ fn closed_brackets(tokens: &[(Token, Span)]) -> Vec<bool> {
                     open.pop();
                 }
             }
-            Token::Assign
-            | Token::Begin
-            | Token::End
-            | Token::Do
-            | Token::Then
-            | Token::Else
-            | Token::Tape
-            | Token::Repeat
-            | Token::Until
-            | Token::While
-            | Token::For
-            | Token::If
-            | Token::Procedure
-            | Token::Function => open.clear(),
+            t if matches!(
+                t,
+                Token::Assign
+                    | Token::While
+                    | Token::For
+                    | Token::If
+                    | Token::Procedure
+                    | Token::Function
+            ) || opens_or_closes_a_part(t) =>
+            {
+                open.clear()
+            }
             _ => {}
         }
     }
