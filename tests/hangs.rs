@@ -248,8 +248,9 @@ fn many_warnings_many_misspelled_names_and_many_parse_errors_check_in_time() {
 
 /// A `,` left out between arguments or between rows, and `var` where it
 /// is not written, are each told from the tokens around the error: whether
-/// a bracket is closed later is found in one pass for all errors, and
-/// the rows of a matrix are walked once each.
+/// a bracket is closed later, and where each header or `var` section
+/// opens, are found in one pass for all errors, and the rows of a matrix
+/// are walked once each.
 #[test]
 fn missing_commas_and_misplaced_vars_check_in_time() {
     let arguments = checked_in_time(
@@ -280,6 +281,27 @@ fn missing_commas_and_misplaced_vars_check_in_time() {
         ),
     );
     assert!(header.contains("one `var` marks every name"), "{header}");
+    let header = checked_in_time(
+        "a header of a hundred thousand groups, then `ref`",
+        format!(
+            "procedure P({}; ref c: Real; d: Real);\nbegin\nend;\n",
+            groups.join("; ")
+        ),
+    );
+    assert!(
+        header.contains("`ref` does not mark a parameter") && header.contains(": 1 error"),
+        "{header}"
+    );
+    let sections = checked_in_time(
+        "forty thousand var sections missing a comma",
+        "var a b: Real;\n".repeat(40_000),
+    );
+    assert!(sections.contains("40000 errors"), "{}", &sections[..500]);
+    assert!(
+        sections.contains("a `,` is missing between two names"),
+        "{}",
+        &sections[..500]
+    );
 }
 
 /// A string with a word glued after it (`'it's'`) is looked at for a

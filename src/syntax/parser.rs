@@ -141,18 +141,27 @@ pub fn parse_tokens(
         .into_output_errors();
     let mut diagnostics = rows_without_comma(tokens, &closing);
     let mut placed = std::collections::HashSet::new();
-    let closed = if errors.is_empty() {
-        Vec::new()
+    let (closed, declarations) = if errors.is_empty() {
+        (Vec::new(), Declarations::of(&[]))
     } else {
-        closed_brackets(tokens)
+        (closed_brackets(tokens), Declarations::of(tokens))
     };
+    // The headers with an error told: the parser's recovery inside one
+    // reads the rest of its parameters as statements, each an error more.
+    let mut broken_headers = std::collections::HashSet::new();
     for error in errors {
         // Tokens the lexer refused were reported already.
         if matches!(error.found(), Some(Token::Error)) {
             continue;
         }
+        let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
+        if let Some((open, _)) = declarations.header[at]
+            && !broken_headers.insert(open)
+        {
+            continue;
+        }
         let d = to_diagnostic(&error, source);
-        let d = common_mistake(d, &error, tokens, text);
+        let d = common_mistake(d, &error, tokens, &declarations, text);
         let d = unclosed_bracket(d, &error, tokens, &closed);
         if placed.insert((d.span.start, d.span.end)) {
             diagnostics.push(d);
@@ -257,26 +266,173 @@ fn closed_brackets(tokens: &[(Token, Span)]) -> Vec<bool> {
     closed
 }
 
-/// The tokens of the parameter group that `tokens` end in, after its
-/// `(` or `;`, when they end inside a routine's header; `None` elsewhere.
-fn header_group(tokens: &[(Token, Span)]) -> Option<&[(Token, Span)]> {
-    let mut group_start = None;
-    for (i, (t, _)) in tokens.iter().enumerate().rev() {
-        match t {
-            Token::Semi => {
-                group_start.get_or_insert(i + 1);
-            }
-            Token::LParen => {
-                let header = i >= 2
+/// Where each point of the tokens stands in a declaration, found in one
+/// pass for every error: `header[i]` is, when the tokens before `i` end
+/// inside a routine's header, the index of its `(` and of the first
+/// token of the parameter group they end in; `section[i]` is, when they
+/// end in a `var` and the names after it, the index of that `var`.
+struct Declarations {
+    header: Vec<Option<(usize, usize)>>,
+    section: Vec<Option<usize>>,
+}
+
+impl Declarations {
+    fn of(tokens: &[(Token, Span)]) -> Declarations {
+        let mut header = Vec::with_capacity(tokens.len() + 1);
+        let mut section = Vec::with_capacity(tokens.len() + 1);
+        let (mut h, mut v) = (None, None);
+        for (i, (t, _)) in tokens.iter().enumerate() {
+            header.push(h);
+            section.push(v);
+            h = match t {
+                Token::LParen => (i >= 2
                     && matches!(tokens[i - 1].0, Token::Ident(_))
-                    && matches!(tokens[i - 2].0, Token::Procedure | Token::Function);
-                return header.then(|| &tokens[group_start.unwrap_or(i + 1)..]);
+                    && matches!(tokens[i - 2].0, Token::Procedure | Token::Function))
+                .then_some((i, i + 1)),
+                Token::Semi => h.map(|(open, _)| (open, i + 1)),
+                Token::Ident(_) | Token::Comma | Token::Colon | Token::Var => h,
+                _ => None,
+            };
+            v = match t {
+                Token::Var => Some(i),
+                Token::Ident(_) | Token::Comma => v,
+                _ => None,
+            };
+        }
+        header.push(h);
+        section.push(v);
+        Declarations { header, section }
+    }
+
+    /// The tokens of the parameter group that the tokens before `at` end
+    /// in, after its `(` or `;`, when they end inside a routine's header.
+    fn header_group<'t>(
+        &self,
+        tokens: &'t [(Token, Span)],
+        at: usize,
+    ) -> Option<&'t [(Token, Span)]> {
+        self.header[at].map(|(_, group)| &tokens[group..at])
+    }
+}
+
+/// Words other languages put before a parameter, where this one has
+/// `var` or nothing.
+const PARAMETER_MODES: [&str; 8] = [
+    "const", "constref", "ref", "out", "in", "inout", "byref", "byval",
+];
+
+/// A mistake in a routine's parameters or a `var` section, in the words
+/// of the language it comes from: `(x: Real, y: Real)` with C's comma,
+/// `(const x: Real)` or `(ref x: Real)`, and `x Real` with no `:`.
+fn declaration_mistake(
+    found: Option<&Token>,
+    at: usize,
+    tokens: &[(Token, Span)],
+    declarations: &Declarations,
+) -> Option<Diagnostic> {
+    let &(_, span) = tokens.get(at)?;
+    let in_header = declarations.header[at].is_some();
+    let group = match declarations.header_group(tokens, at) {
+        Some(group) => group,
+        // A `var` section's names.
+        None => &tokens[declarations.section[at]? + 1..at],
+    };
+    // The group's names, as written.
+    let names = || {
+        let names: Vec<&str> = group
+            .iter()
+            .filter_map(|(t, _)| match t {
+                Token::Ident(n) => Some(n.as_str()),
+                _ => None,
+            })
+            .collect();
+        names.join(", ")
+    };
+    match found? {
+        Token::Comma if in_header && group.iter().any(|(t, _)| *t == Token::Colon) => {
+            // The header as it should be: this group, `;`, the next.
+            let next_end = tokens[at + 1..]
+                .iter()
+                .position(|(t, _)| matches!(t, Token::Comma | Token::Semi | Token::RParen))
+                .map_or(tokens.len(), |n| at + 1 + n);
+            let meant = format!("{}; {}", written(group), written(&tokens[at + 1..next_end]));
+            Some(
+                Diagnostic::new(
+                    span,
+                    "a routine's parameter groups are separated by `;`, not `,`",
+                )
+                .with_label(span, "write `;` here")
+                .with_hint(format!("write `{meant}`")),
+            )
+        }
+        Token::Ident(word) => {
+            let (Token::Ident(before), before_span) = &tokens[at.checked_sub(1)?] else {
+                return None;
+            };
+            if in_header
+                && group.len() == 1
+                && PARAMETER_MODES
+                    .iter()
+                    .any(|m| before.eq_ignore_ascii_case(m))
+            {
+                return Some(
+                    Diagnostic::new(
+                        *before_span,
+                        format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
+                    )
+                    .with_label(*before_span, "a word of another language")
+                    .with_hint(format!(
+                        "`{word}: {ty}` gives the routine a copy of the value; `var {word}: {ty}` lets it change the caller's variable",
+                        ty = match (tokens.get(at + 1), tokens.get(at + 2)) {
+                            (Some((Token::Colon, _)), Some((Token::Ident(ty), _))) => ty.as_str(),
+                            _ => "Real",
+                        }
+                    )),
+                );
             }
-            Token::Ident(_) | Token::Comma | Token::Colon | Token::Var => {}
-            _ => return None,
+            let gap = Span::new(before_span.source, before_span.end, span.start);
+            match TypeName::ALL
+                .into_iter()
+                .find(|t| t.name().eq_ignore_ascii_case(word))
+            {
+                Some(ty) => Some(
+                    Diagnostic::new(span, "a `:` is missing between a name and its type")
+                        .with_label(gap, "`:` missing here")
+                        .with_hint(format!("write `{}: {}`", names(), ty.name())),
+                ),
+                // `(x y: Real)`: two names with nothing between them.
+                None if matches!(tokens.get(at + 1), Some((Token::Colon | Token::Comma, _))) => {
+                    Some(
+                        Diagnostic::new(span, "a `,` is missing between two names")
+                            .with_label(gap, "`,` missing here")
+                            .with_hint(format!("write `{}, {word}`", names())),
+                    )
+                }
+                None => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Declaration tokens as written: `var a, b: Real`.
+fn written(tokens: &[(Token, Span)]) -> String {
+    let mut text = String::new();
+    for (t, _) in tokens {
+        match t {
+            Token::Ident(n) => {
+                if !text.is_empty() && !text.ends_with(' ') {
+                    text.push(' ');
+                }
+                text.push_str(n);
+            }
+            Token::Var => text.push_str("var "),
+            Token::Colon => text.push_str(": "),
+            Token::Comma => text.push_str(", "),
+            _ => {}
         }
     }
-    None
+    text.trim_end().to_string()
 }
 
 /// `x := [[1, 2], [3, 4];` or an entry that ends at `Sum(a`: a plain
@@ -382,6 +538,7 @@ fn common_mistake(
     d: Diagnostic,
     error: &Rich<'_, Token, SimpleSpan>,
     tokens: &[(Token, Span)],
+    declarations: &Declarations,
     text: &str,
 ) -> Diagnostic {
     let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
@@ -392,6 +549,9 @@ fn common_mistake(
             .any(|p| matches!(p, RichPattern::Token(x) if **x == t))
     };
     let found = error.found();
+    if let Some(d) = declaration_mistake(found, at, tokens, declarations) {
+        return d;
+    }
     // `Step(var w, 0.1)`: `var` at a call, or `(var a, var b: Real)`
     // in a header, where one `var` marks the whole group.
     if let Some(Token::Var) = found
@@ -401,7 +561,7 @@ fn common_mistake(
             Some((Token::Ident(name), _)) => name.as_str(),
             _ => "w",
         };
-        match header_group(&tokens[..at]) {
+        match declarations.header_group(tokens, at) {
             Some(group) if matches!(before, Some((Token::Comma, _))) => {
                 let names: Vec<&str> = group
                     .iter()
