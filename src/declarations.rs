@@ -783,7 +783,7 @@ pub const BUILTINS: &[Builtin] = &[
         Does::StrToFloat,
         &[param("s", Text, "'2.5'")],
         "a String",
-        "the Real the String spells: digits with an optional sign, dot and exponent, or `inf` as WriteLn writes infinity (or `Inf`, the language's name)",
+        "the Real the String spells: digits with an optional sign, dot and exponent, or `inf` as WriteLn writes infinity (or `Inf`, the language's name); digits too large for a Real are an error, as in a literal",
         "StrToFloat('2.5')  { 2.5 }",
     ),
     procedure(

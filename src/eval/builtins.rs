@@ -734,15 +734,12 @@ impl Interpreter {
             Does::StrToFloat => {
                 let text = self.string(b, &vals, 0)?;
                 match files::real_number(&text) {
-                    Some(x) => Value::Real(x, None),
-                    None => {
+                    Ok(x) => Value::Real(x, None),
+                    Err(what) => {
                         return fail(
                             Diagnostic::new(
                                 s(0),
-                                format!(
-                                    "StrToFloat: {} is not a number",
-                                    string_literal_clipped(&text)
-                                ),
+                                format!("StrToFloat: {} {what}", string_literal_clipped(&text)),
                             )
                             .with_label(s(0), "this string")
                             .with_hint(

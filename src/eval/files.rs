@@ -118,15 +118,27 @@ pub struct Refusal {
 /// A number as `StrToFloat` and `Load` read it: an optional sign, digits
 /// with a dot and an exponent as Rust reads an f64, or `inf` as `WriteLn`
 /// and `Save` write infinity (or `Inf`, as the language spells it); never
-/// a NaN.
-pub fn real_number(token: &str) -> Option<f64> {
+/// a NaN. `Err` says what else the text is, after the text itself: not a
+/// number, or digits too large for a Real, which a literal is refused for
+/// too (they are not read as infinity, which is spelled `inf`).
+pub fn real_number(token: &str) -> Result<f64, &'static str> {
     if matches!(token, "inf" | "+inf" | "-inf" | "Inf" | "+Inf" | "-Inf") {
-        return token.parse().ok();
+        return Ok(if token.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
     }
     let plain = token
         .bytes()
         .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
-    token.parse().ok().filter(|x: &f64| plain && !x.is_nan())
+    match token.parse::<f64>() {
+        Ok(x) if plain && x.is_infinite() => {
+            Err("is too large for a Real, whose largest is about 1.8e308")
+        }
+        Ok(x) if plain && !x.is_nan() => Ok(x),
+        _ => Err("is not a number"),
+    }
 }
 
 /// Reads what [`matrix_text`] writes (or any rows of numbers separated by
@@ -167,12 +179,12 @@ pub fn parse_matrix(text: &str) -> Result<(usize, usize, Vec<f64>), Refusal> {
                 });
             }
             match real_number(token) {
-                Some(x) => values.push(x),
-                None => {
+                Ok(x) => values.push(x),
+                Err(what) => {
                     return Err(Refusal {
                         line: number_of_line,
                         column,
-                        why: format!("`{}` is not a number", clipped(token).escape_debug()),
+                        why: format!("`{}` {what}", clipped(token).escape_debug()),
                     });
                 }
             }

@@ -1266,9 +1266,9 @@ def str_to_int(text, where=None):
 
 
 def str_to_float(text, where=None):
-    x = _real_number(_str_arg(text, "StrToFloat", 1, where))
-    if x is None or math.isnan(x):
-        raise TapeError(where, f"StrToFloat: {_literal(text)} is not a number")
+    x, what = _real_number(_str_arg(text, "StrToFloat", 1, where))
+    if x is None:
+        raise TapeError(where, f"StrToFloat: {_literal(text)} {what}")
     return x
 
 
@@ -2312,15 +2312,21 @@ def save(m, path, where=None):
 def _real_number(token):
     """A number as `StrToFloat` and `Load` read it (src/eval/files.rs,
     `real_number`): digits with a sign, dot and exponent, or `inf` (or
-    `Inf`, as the language spells it)."""
+    `Inf`, as the language spells it). Gives the number and None, or None
+    and what else the token is: not a number, or digits too large for a
+    Real, which are not read as infinity."""
     if token in ("inf", "-inf", "+inf", "Inf", "-Inf", "+Inf"):
-        return math.copysign(math.inf, -1.0 if token.startswith("-") else 1.0)
+        return math.copysign(math.inf, -1.0 if token.startswith("-") else 1.0), None
     if token and all(c in "0123456789+-.eE" for c in token):
         try:
-            return float(token)
+            x = float(token)
         except ValueError:
-            return None
-    return None
+            return None, "is not a number"
+        if math.isinf(x):
+            return None, "is too large for a Real, whose largest is about 1.8e308"
+        if not math.isnan(x):
+            return x, None
+    return None, "is not a number"
 
 
 _DEBUG_ESCAPES = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n",
@@ -2382,9 +2388,9 @@ def load(path, where=None):
         for n, (column, token) in enumerate(tokens):
             if width is not None and n == width:
                 refuse(i + 1, column, f"row {len(rows) + 1} has more numbers than the {width} of row 1")
-            x = _real_number(token)
+            x, what = _real_number(token)
             if x is None:
-                refuse(i + 1, column, f"`{_escape_debug(_clipped(token))}` is not a number")
+                refuse(i + 1, column, f"`{_escape_debug(_clipped(token))}` {what}")
             row.append(x)
         if width is not None and len(row) < width:
             plural = "" if len(row) == 1 else "s"
