@@ -408,6 +408,25 @@ impl Repl {
         names
     }
 
+    /// The session's variables, sorted.
+    pub fn variables(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.interp.globals.keys().cloned().collect();
+        names.sort_unstable();
+        names
+    }
+
+    /// The session's routines, each with whether it is a function, sorted.
+    pub fn routines(&self) -> Vec<(String, bool)> {
+        let mut routines: Vec<(String, bool)> = self
+            .interp
+            .routines
+            .iter()
+            .map(|(name, r)| (name.clone(), r.is_function))
+            .collect();
+        routines.sort_unstable();
+        routines
+    }
+
     /// The variables whose blame `:blame` can read: those that hold a
     /// value of the last tape, sorted.
     pub fn blamable(&self) -> Vec<String> {

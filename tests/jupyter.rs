@@ -410,6 +410,36 @@ fn completion_offers_the_types_after_a_declarations_colon() {
     assert!(matches.is_empty(), "{matches:?}");
 }
 
+/// In the code the editor's rules hold, with the session's names: after
+/// `for` its variables only, no `not` after an operator, no routine
+/// inside a block, a procedure only where a statement starts; and since
+/// an expression alone shows its value in a cell, a function there too.
+#[test]
+fn completion_in_a_cell_follows_the_editors_rules_with_the_sessions_names() {
+    let (mut cells, _) = session();
+    cells.execute(
+        "n := 3;\nnorm := 2.0;\nfunction Twice(x: Real): Real;\nbegin\n  Result := 2 * x;\nend;\n\
+         procedure Tell(x: Real);\nbegin\n  WriteLn(x);\nend;",
+    );
+    let complete = |code: &str| cells.complete(code, code.chars().count()).0;
+    assert_eq!(complete("for n"), vec!["n", "norm"]);
+    assert_eq!(complete("x := 1 + no"), vec!["norm"]);
+    assert_eq!(complete("x := no"), vec!["norm", "not"]);
+    let in_block = complete("begin\n  pro");
+    assert!(in_block.is_empty(), "{in_block:?}");
+    assert_eq!(complete("pro"), vec!["procedure", "program"]);
+    assert_eq!(
+        complete("x := T"),
+        vec!["Tanh", "Transpose", "Trunc", "Twice", "true"]
+    );
+    let statement = complete("T");
+    for name in ["Tell", "Twice", "Tanh"] {
+        assert!(statement.iter().any(|m| m == name), "{name}: {statement:?}");
+    }
+    // A name typed in the cell is offered before it runs.
+    assert_eq!(complete("steps := 10;\nWriteLn(st"), vec!["steps"]);
+}
+
 #[test]
 fn a_value_before_a_picture_shows_before_it_and_quit_does_not_end_the_cell() {
     let (mut cells, shown) = session();

@@ -327,7 +327,7 @@ impl Cells {
     pub fn complete(&self, code: &str, cursor: usize) -> (Vec<String>, usize, usize) {
         let chars: Vec<char> = code.chars().collect();
         let cursor = cursor.min(chars.len());
-        let (start, end) = word_around(code, cursor);
+        let (start, _) = word_around(code, cursor);
         // Nothing inside a comment or a string, as the language server.
         let at: usize = chars[..cursor].iter().copied().map(char::len_utf8).sum();
         if crate::lsp::completion::in_text(code, at) {
@@ -355,6 +355,8 @@ impl Cells {
             .and_then(|rest| rest.split_once(char::is_whitespace))
             .map(|(name, _)| name);
         let mut matches: Vec<String> = Vec::new();
+        // What the code's rules offered, matched already.
+        let mut typed: Vec<String> = Vec::new();
         let mut keywords = false;
         match argument_of {
             _ if command => matches.extend(crate::repl::command_words(true).map(str::to_string)),
@@ -369,23 +371,31 @@ impl Cells {
             Some("blame") => matches.extend(self.repl.blamable()),
             Some("tape") => matches.push("all".to_string()),
             Some(_) => {}
-            // After a `:` of a declaration, a type, as the language server
-            // offers.
-            None if crate::lsp::completion::wants_type(code, at) => {
-                matches.extend(crate::lsp::completion::type_names().map(str::to_string))
-            }
+            // In the code, what the language server offers at the cursor,
+            // by its rules, with the session's names besides the cell's.
             None => {
-                let whole: String = chars[start..end].iter().collect();
-                matches.extend(self.repl.names());
-                // The name being typed is in the cell too: it is no proposal.
-                matches.extend(cell_names(code).into_iter().filter(|n| *n != whole));
-                matches.extend(builtin_names());
-                keywords = true;
+                let doc = crate::lsp::analysis::Document::new(code.to_string(), 0);
+                let known = crate::lsp::completion::Known {
+                    variables: self.repl.variables(),
+                    routines: self.repl.routines(),
+                    bare_expressions: true,
+                };
+                let lower = word.to_lowercase();
+                for item in
+                    crate::lsp::completion::completions_knowing(&doc, at, false, false, &known)
+                {
+                    // Names match as written; keywords in any case, as the
+                    // lexer reads them.
+                    let keyword = item.kind == Some(lsp_types::CompletionItemKind::KEYWORD);
+                    if (keyword && item.label.starts_with(&lower)) || item.label.starts_with(&word)
+                    {
+                        typed.push(item.label);
+                    }
+                }
             }
         }
-        // Names match as written; keywords in any case, as the lexer
-        // reads them.
         matches.retain(|c| c.starts_with(&word));
+        matches.append(&mut typed);
         if keywords {
             let lower = word.to_lowercase();
             matches.extend(
@@ -491,18 +501,6 @@ fn builtin_names() -> impl Iterator<Item = String> {
         .iter()
         .map(|b| b.name.to_string())
         .chain(crate::declarations::CONSTANTS.iter().map(|c| c.to_string()))
-}
-
-/// Every name the cell itself writes, so that one just assigned is offered.
-fn cell_names(code: &str) -> Vec<String> {
-    let (tokens, _) = crate::syntax::lexer::lex(code, 0);
-    tokens
-        .into_iter()
-        .filter_map(|(t, _)| match t {
-            crate::syntax::lexer::Token::Ident(name) => Some(name),
-            _ => None,
-        })
-        .collect()
 }
 
 /// A rendered diagnostic as an error: its first error's message, and its

@@ -412,18 +412,22 @@ fn in_call(tokens: &[(Token, Span)], at: usize) -> bool {
     })
 }
 
-/// Whether a type is what may be typed at `offset` (in bytes) of `text`:
-/// after a `:` that is not a width in a call (`var a: `, `procedure
-/// P(x: `, `function F: `), outside comments and strings. The language
-/// server offers the types there, and so does a notebook's kernel.
-pub fn wants_type(text: &str, offset: usize) -> bool {
-    let (tokens, _) = crate::syntax::lexer::lex(text, 0);
-    !in_text(text, offset) && place(text, &tokens, offset) == Place::Type
-}
-
 /// The types' names, as a declaration writes them.
 pub fn type_names() -> impl Iterator<Item = &'static str> {
     TypeName::ALL.into_iter().map(TypeName::name)
+}
+
+/// Names a client knows of besides the document's own: a notebook's
+/// session, whose earlier cells made them.
+#[derive(Default)]
+pub struct Known {
+    pub variables: Vec<String>,
+    /// Each routine's name, and whether it is a function.
+    pub routines: Vec<(String, bool)>,
+    /// Whether a statement may be an expression alone, whose value is
+    /// shown (at the prompt, in a cell): functions and constants are
+    /// offered where a statement starts too.
+    pub bare_expressions: bool,
 }
 
 pub fn completions(
@@ -431,6 +435,18 @@ pub fn completions(
     offset: usize,
     markdown: bool,
     snippets: bool,
+) -> Vec<CompletionItem> {
+    completions_knowing(doc, offset, markdown, snippets, &Known::default())
+}
+
+/// [`completions`], with the names `known` offered where the document's
+/// own variables and routines of their kind are, after those.
+pub fn completions_knowing(
+    doc: &Document,
+    offset: usize,
+    markdown: bool,
+    snippets: bool,
+    known: &Known,
 ) -> Vec<CompletionItem> {
     if in_text(doc.text(), offset) {
         return Vec::new();
@@ -498,15 +514,27 @@ pub fn completions(
             ));
         }
     }
+    for global in &known.variables {
+        if hidden.binary_search(global).is_err() && !items.iter().any(|i| i.label == *global) {
+            items.push(item(
+                global,
+                CompletionItemKind::VARIABLE,
+                Some("global".to_string()),
+            ));
+        }
+    }
     if place == Place::Counter {
         return items;
     }
     // Inside an expression only what gives a value (no procedure); where
-    // a statement starts, no function (its value would go unused).
+    // a statement starts, no function (its value would go unused), but
+    // where an expression alone is a statement that shows it.
     let in_expression = place == Place::Expression;
+    let values = in_expression || known.bare_expressions;
+    let offered = |is_function: bool| if is_function { values } else { !in_expression };
     for entry in &names.routines {
         let label = &entry.routine.name.text;
-        if in_expression != entry.routine.is_function {
+        if !offered(entry.routine.is_function) {
             continue;
         }
         if !items.iter().any(|i| *i.label == **label) {
@@ -517,18 +545,22 @@ pub fn completions(
             ));
         }
     }
+    for (label, is_function) in &known.routines {
+        if offered(*is_function) && !items.iter().any(|i| i.label == *label) {
+            items.push(item(label, CompletionItemKind::FUNCTION, None));
+        }
+    }
     for b in BUILTINS {
         // A function called as a statement is an error; a procedure in an
         // expression is one too.
-        let procedure = b.kind == crate::declarations::Kind::Procedure;
-        if in_expression == procedure {
+        if !offered(b.kind != crate::declarations::Kind::Procedure) {
             continue;
         }
         let mut it = item(b.name, CompletionItemKind::FUNCTION, Some(b.signature()));
         it.documentation = Some(documentation(b.doc, markdown));
         items.push(it);
     }
-    for c in CONSTANTS.iter().filter(|_| in_expression) {
+    for c in CONSTANTS.iter().filter(|_| values) {
         items.push(item(
             c,
             CompletionItemKind::CONSTANT,
@@ -547,7 +579,7 @@ pub fn completions(
             continue;
         }
         // `program` names the program on its first line only.
-        if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= offset) {
+        if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= start) {
             continue;
         }
         if !in_expression && NOT_AT_START.contains(k) || !around.may_stand(k) {
@@ -642,6 +674,9 @@ mod tests {
             assert!(!statement.contains(&absent.to_string()), "{absent}");
         }
         assert!(labels("", "").contains(&"program".to_string()));
+        // The word being typed is not a token before it.
+        assert!(labels("pro", "pro").contains(&"program".to_string()));
+        assert!(!labels("x := 1;\npro", "pro").contains(&"program".to_string()));
         let in_routine = labels("procedure P;\nbegin\n  \nend;\n", "begin\n  ");
         assert!(in_routine.contains(&"tape … end;".to_string()));
         assert!(!in_routine.contains(&"procedure …".to_string()));
