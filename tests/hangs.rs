@@ -292,6 +292,17 @@ fn missing_commas_and_misplaced_vars_check_in_time() {
         header.contains("`ref` does not mark a parameter") && header.contains(": 1 error"),
         "{header}"
     );
+    // A hint writes a long group's last names only.
+    let names: Vec<String> = (0..100_000).map(|k| format!("a{k}")).collect();
+    let untyped = checked_in_time(
+        "a group of a hundred thousand names, its `:` left out",
+        format!("procedure P({} Real);\nbegin\nend;\n", names.join(", ")),
+    );
+    assert!(
+        untyped.contains("a `:` is missing") && untyped.len() < 2_000,
+        "{}",
+        &untyped[..untyped.len().min(2_000)]
+    );
     let sections = checked_in_time(
         "forty thousand var sections missing a comma",
         "var a b: Real;\n".repeat(40_000),

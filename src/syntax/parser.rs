@@ -315,6 +315,9 @@ impl Declarations {
     }
 }
 
+/// The most tokens of a declaration a hint writes out again.
+const SHOWN_GROUP: usize = 16;
+
 /// Words other languages put before a parameter, where this one has
 /// `var` or nothing.
 const PARAMETER_MODES: [&str; 8] = [
@@ -337,32 +340,44 @@ fn declaration_mistake(
         // A `var` section's names.
         None => &tokens[declarations.section[at]? + 1..at],
     };
-    // The group's names, as written.
+    // The group's names, as written (its last few in a long one).
     let names = || {
-        let names: Vec<&str> = group
+        let shown = &group[group.len().saturating_sub(SHOWN_GROUP)..];
+        let names: Vec<&str> = shown
             .iter()
             .filter_map(|(t, _)| match t {
                 Token::Ident(n) => Some(n.as_str()),
                 _ => None,
             })
             .collect();
-        names.join(", ")
+        let cut = if shown.len() < group.len() {
+            "…, "
+        } else {
+            ""
+        };
+        format!("{cut}{}", names.join(", "))
     };
     match found? {
         Token::Comma if in_header && group.iter().any(|(t, _)| *t == Token::Colon) => {
             // The header as it should be: this group, `;`, the next.
             let next_end = tokens[at + 1..]
                 .iter()
+                .take(SHOWN_GROUP)
                 .position(|(t, _)| matches!(t, Token::Comma | Token::Semi | Token::RParen))
-                .map_or(tokens.len(), |n| at + 1 + n);
-            let meant = format!("{}; {}", written(group), written(&tokens[at + 1..next_end]));
+                .map_or(tokens.len().min(at + 1 + SHOWN_GROUP), |n| at + 1 + n);
+            let next = &tokens[at + 1..next_end];
+            let hint = if group.len() + next.len() <= SHOWN_GROUP {
+                format!("write `{}; {}`", written(group), written(next))
+            } else {
+                "write `;` between the groups".to_string()
+            };
             Some(
                 Diagnostic::new(
                     span,
                     "a routine's parameter groups are separated by `;`, not `,`",
                 )
                 .with_label(span, "write `;` here")
-                .with_hint(format!("write `{meant}`")),
+                .with_hint(hint),
             )
         }
         Token::Ident(word) => {
@@ -391,6 +406,19 @@ fn declaration_mistake(
                 );
             }
             let gap = Span::new(before_span.source, before_span.end, span.start);
+            // `(x: Real y: Real)`: a group typed already, then the next.
+            if group.iter().any(|(t, _)| *t == Token::Colon) {
+                return (in_header && tokens.get(at + 1).is_some_and(|(t, _)| *t == Token::Colon))
+                    .then(|| {
+                        Diagnostic::new(span, "a `;` is missing between two parameter groups")
+                            .with_label(gap, "`;` missing here")
+                            .with_hint(if group.len() <= SHOWN_GROUP {
+                                format!("write `{}; {word}`", written(group))
+                            } else {
+                                format!("write `{before}; {word}`")
+                            })
+                    });
+            }
             match TypeName::ALL
                 .into_iter()
                 .find(|t| t.name().eq_ignore_ascii_case(word))
@@ -401,7 +429,9 @@ fn declaration_mistake(
                         .with_hint(format!("write `{}: {}`", names(), ty.name())),
                 ),
                 // `(x y: Real)`: two names with nothing between them.
-                None if matches!(tokens.get(at + 1), Some((Token::Colon | Token::Comma, _))) => {
+                None if matches!(tokens.get(at + 1), Some((Token::Colon | Token::Comma, _)))
+                    || in_header && matches!(tokens.get(at + 1), Some((Token::RParen, _))) =>
+                {
                     Some(
                         Diagnostic::new(span, "a `,` is missing between two names")
                             .with_label(gap, "`,` missing here")
