@@ -270,20 +270,37 @@ fn closed_brackets(tokens: &[(Token, Span)]) -> Vec<bool> {
 /// pass for every error: `header[i]` is, when the tokens before `i` end
 /// inside a routine's header, the index of its `(` and of the first
 /// token of the parameter group they end in; `section[i]` is, when they
-/// end in a `var` and the names after it, the index of that `var`.
+/// end in the names of a `var` section's group, the index of the `var`
+/// or `;` before them, and whether that is the `var`.
 struct Declarations {
     header: Vec<Option<(usize, usize)>>,
-    section: Vec<Option<usize>>,
+    section: Vec<Option<(usize, bool)>>,
+}
+
+/// How far the tokens have come into a `var` section.
+#[derive(Clone, Copy)]
+enum Section {
+    Outside,
+    /// In a group's names, after the `var` or `;` at this index.
+    Names(usize, bool),
+    /// After a group's `:`.
+    Colon,
+    /// After a group's type, where a `;` may start another group.
+    Typed,
 }
 
 impl Declarations {
     fn of(tokens: &[(Token, Span)]) -> Declarations {
         let mut header = Vec::with_capacity(tokens.len() + 1);
         let mut section = Vec::with_capacity(tokens.len() + 1);
-        let (mut h, mut v) = (None, None);
+        let (mut h, mut v) = (None, Section::Outside);
+        let names = |v: Section| match v {
+            Section::Names(at, first) => Some((at, first)),
+            _ => None,
+        };
         for (i, (t, _)) in tokens.iter().enumerate() {
             header.push(h);
-            section.push(v);
+            section.push(names(v));
             h = match t {
                 Token::LParen => (i >= 2
                     && matches!(tokens[i - 1].0, Token::Ident(_))
@@ -293,14 +310,17 @@ impl Declarations {
                 Token::Ident(_) | Token::Comma | Token::Colon | Token::Var => h,
                 _ => None,
             };
-            v = match t {
-                Token::Var => Some(i),
-                Token::Ident(_) | Token::Comma => v,
-                _ => None,
+            v = match (t, v) {
+                (Token::Var, _) => Section::Names(i, true),
+                (Token::Ident(_) | Token::Comma, Section::Names(..)) => v,
+                (Token::Colon, Section::Names(..)) => Section::Colon,
+                (Token::Ident(_), Section::Colon) => Section::Typed,
+                (Token::Semi, Section::Typed) => Section::Names(i, false),
+                _ => Section::Outside,
             };
         }
         header.push(h);
-        section.push(v);
+        section.push(names(v));
         Declarations { header, section }
     }
 
@@ -335,10 +355,14 @@ fn declaration_mistake(
 ) -> Option<Diagnostic> {
     let &(_, span) = tokens.get(at)?;
     let in_header = declarations.header[at].is_some();
-    let group = match declarations.header_group(tokens, at) {
-        Some(group) => group,
-        // A `var` section's names.
-        None => &tokens[declarations.section[at]? + 1..at],
+    // Whether the group is surely a declaration's: in a header, or the
+    // first after `var` (after a `;` a statement may start instead).
+    let (group, sure) = match declarations.header_group(tokens, at) {
+        Some(group) => (group, true),
+        None => {
+            let (start, first) = declarations.section[at]?;
+            (&tokens[start + 1..at], first)
+        }
     };
     // The group's names, as written (its last few in a long one).
     let names = || {
@@ -358,6 +382,13 @@ fn declaration_mistake(
         format!("{cut}{}", names.join(", "))
     };
     match found? {
+        Token::Comma if in_header && matches!(tokens.get(at + 1), Some((Token::RParen, _))) => {
+            Some(
+                Diagnostic::new(span, "a `,` before `)` leaves a parameter out")
+                    .with_label(span, "nothing follows this `,`")
+                    .with_hint("remove the `,`"),
+            )
+        }
         Token::Comma if in_header && group.iter().any(|(t, _)| *t == Token::Colon) => {
             // The header as it should be: this group, `;`, the next.
             let next_end = tokens[at + 1..]
@@ -384,40 +415,69 @@ fn declaration_mistake(
             let (Token::Ident(before), before_span) = &tokens[at.checked_sub(1)?] else {
                 return None;
             };
+            // The rest of the group from `word` on, as written.
+            let rest = || {
+                let end = tokens[at..]
+                    .iter()
+                    .take(SHOWN_GROUP)
+                    .position(|(t, _)| !matches!(t, Token::Ident(_) | Token::Comma | Token::Colon))
+                    .map_or(tokens.len().min(at + SHOWN_GROUP), |n| at + n);
+                written(&tokens[at..end])
+            };
             if in_header
                 && group.len() == 1
                 && PARAMETER_MODES
                     .iter()
                     .any(|m| before.eq_ignore_ascii_case(m))
             {
+                let rest = rest();
                 return Some(
                     Diagnostic::new(
                         *before_span,
                         format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
                     )
                     .with_label(*before_span, "a word of another language")
-                    .with_hint(format!(
-                        "`{word}: {ty}` gives the routine a copy of the value; `var {word}: {ty}` lets it change the caller's variable",
-                        ty = match (tokens.get(at + 1), tokens.get(at + 2)) {
-                            (Some((Token::Colon, _)), Some((Token::Ident(ty), _))) => ty.as_str(),
-                            _ => "Real",
-                        }
-                    )),
+                    .with_hint(if rest.contains(',') {
+                        format!("`{rest}` gives the routine a copy of each value; `var {rest}` lets it change the caller's variables")
+                    } else {
+                        format!("`{rest}` gives the routine a copy of the value; `var {rest}` lets it change the caller's variable")
+                    }),
                 );
+            }
+            // `(int n)`, `var Real x;`: a type first, as C writes it.
+            if group.len() == 1 && sure {
+                let ty = TypeName::ALL
+                    .into_iter()
+                    .find(|t| t.name().eq_ignore_ascii_case(before))
+                    .or(match before.to_ascii_lowercase().as_str() {
+                        "int" | "long" => Some(TypeName::Integer),
+                        "double" | "float" => Some(TypeName::Real),
+                        "bool" => Some(TypeName::Boolean),
+                        "char" => Some(TypeName::Str),
+                        _ => None,
+                    });
+                if let Some(ty) = ty {
+                    return Some(
+                        Diagnostic::new(*before_span, "a type comes after the name it is given to")
+                            .with_label(*before_span, "a type before a name, as C writes it")
+                            .with_hint(format!("write `{word}: {}`", ty.name())),
+                    );
+                }
             }
             let gap = Span::new(before_span.source, before_span.end, span.start);
             // `(x: Real y: Real)`: a group typed already, then the next.
             if group.iter().any(|(t, _)| *t == Token::Colon) {
-                return (in_header && tokens.get(at + 1).is_some_and(|(t, _)| *t == Token::Colon))
-                    .then(|| {
-                        Diagnostic::new(span, "a `;` is missing between two parameter groups")
-                            .with_label(gap, "`;` missing here")
-                            .with_hint(if group.len() <= SHOWN_GROUP {
-                                format!("write `{}; {word}`", written(group))
-                            } else {
-                                format!("write `{before}; {word}`")
-                            })
-                    });
+                return (in_header
+                    && matches!(tokens.get(at + 1), Some((Token::Colon | Token::Comma, _))))
+                .then(|| {
+                    Diagnostic::new(span, "a `;` is missing between two parameter groups")
+                        .with_label(gap, "`;` missing here")
+                        .with_hint(if group.len() <= SHOWN_GROUP {
+                            format!("write `{}; {word}`", written(group))
+                        } else {
+                            format!("write `{before}; {word}`")
+                        })
+                });
             }
             match TypeName::ALL
                 .into_iter()
@@ -430,6 +490,7 @@ fn declaration_mistake(
                 ),
                 // `(x y: Real)`: two names with nothing between them.
                 None if matches!(tokens.get(at + 1), Some((Token::Colon | Token::Comma, _)))
+                    || sure && matches!(tokens.get(at + 1), Some((Token::Ident(_), _)))
                     || in_header && matches!(tokens.get(at + 1), Some((Token::RParen, _))) =>
                 {
                     Some(
