@@ -134,7 +134,7 @@ pub fn real_number(token: &str) -> Result<f64, &'static str> {
         .all(|c| c.is_ascii_digit() || b"+-.eE".contains(&c));
     match token.parse::<f64>() {
         Ok(x) if plain && x.is_infinite() => {
-            Err("is too large for a Real, whose largest is about 1.8e308")
+            Err("is too large in size for a Real, which is at most about 1.797e308")
         }
         Ok(x) if plain && !x.is_nan() => Ok(x),
         _ => Err("is not a number"),

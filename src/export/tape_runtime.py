@@ -2323,7 +2323,7 @@ def _real_number(token):
         except ValueError:
             return None, "is not a number"
         if math.isinf(x):
-            return None, "is too large for a Real, whose largest is about 1.8e308"
+            return None, "is too large in size for a Real, which is at most about 1.797e308"
         if not math.isnan(x):
             return x, None
     return None, "is not a number"
