@@ -436,6 +436,16 @@ fn completion_in_a_cell_follows_the_editors_rules_with_the_sessions_names() {
     for name in ["Tell", "Twice", "Tanh"] {
         assert!(statement.iter().any(|m| m == name), "{name}: {statement:?}");
     }
+    // Inside a routine's body or a block no value is shown: no function
+    // where a statement starts.
+    for code in ["procedure P;\nbegin\n  T", "begin\n  T"] {
+        let inside = complete(code);
+        assert!(inside.iter().any(|m| m == "Tell"), "{code}: {inside:?}");
+        assert!(
+            !inside.iter().any(|m| m == "Twice" || m == "Tanh"),
+            "{code}: {inside:?}"
+        );
+    }
     // A name typed in the cell is offered before it runs.
     assert_eq!(complete("steps := 10;\nWriteLn(st"), vec!["steps"]);
 }

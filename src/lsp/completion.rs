@@ -424,9 +424,9 @@ pub struct Known {
     pub variables: Vec<String>,
     /// Each routine's name, and whether it is a function.
     pub routines: Vec<(String, bool)>,
-    /// Whether a statement may be an expression alone, whose value is
-    /// shown (at the prompt, in a cell): functions and constants are
-    /// offered where a statement starts too.
+    /// Whether a statement at the top level may be an expression alone,
+    /// whose value is shown (at the prompt, in a cell): functions and
+    /// constants are offered where such a statement starts too.
     pub bare_expressions: bool,
 }
 
@@ -514,8 +514,9 @@ pub fn completions_knowing(
             ));
         }
     }
+    let own: std::collections::HashSet<String> = items.iter().map(|i| i.label.clone()).collect();
     for global in &known.variables {
-        if hidden.binary_search(global).is_err() && !items.iter().any(|i| i.label == *global) {
+        if hidden.binary_search(global).is_err() && !own.contains(global) {
             items.push(item(
                 global,
                 CompletionItemKind::VARIABLE,
@@ -530,7 +531,8 @@ pub fn completions_knowing(
     // a statement starts, no function (its value would go unused), but
     // where an expression alone is a statement that shows it.
     let in_expression = place == Place::Expression;
-    let values = in_expression || known.bare_expressions;
+    let in_routine = names.routine_at(offset).is_some();
+    let values = in_expression || known.bare_expressions && !around.nested && !in_routine;
     let offered = |is_function: bool| if is_function { values } else { !in_expression };
     for entry in &names.routines {
         let label = &entry.routine.name.text;
@@ -545,8 +547,9 @@ pub fn completions_knowing(
             ));
         }
     }
+    let own: std::collections::HashSet<String> = items.iter().map(|i| i.label.clone()).collect();
     for (label, is_function) in &known.routines {
-        if offered(*is_function) && !items.iter().any(|i| i.label == *label) {
+        if offered(*is_function) && !own.contains(label) {
             items.push(item(label, CompletionItemKind::FUNCTION, None));
         }
     }
@@ -570,7 +573,6 @@ pub fn completions_knowing(
     // Routines and the program's name are declared at the top level only;
     // a `var` section there or before a routine's `begin`; a tape not
     // inside another.
-    let in_routine = names.routine_at(offset).is_some();
     for (k, _, help) in crate::syntax::lexer::KEYWORDS {
         if (in_routine || around.nested) && ["program", "procedure", "function"].contains(k) {
             continue;
