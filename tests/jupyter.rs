@@ -446,6 +446,10 @@ fn completion_in_a_cell_follows_the_editors_rules_with_the_sessions_names() {
             "{code}: {inside:?}"
         );
     }
+    // `not` and `true` start an expression a cell shows, but not a
+    // statement in a block.
+    assert_eq!(complete("no"), vec!["norm", "not"]);
+    assert_eq!(complete("begin\n  no"), vec!["norm"]);
     // A name typed in the cell is offered before it runs.
     assert_eq!(complete("steps := 10;\nWriteLn(st"), vec!["steps"]);
 }

@@ -425,8 +425,9 @@ pub struct Known {
     /// Each routine's name, and whether it is a function.
     pub routines: Vec<(String, bool)>,
     /// Whether a statement at the top level may be an expression alone,
-    /// whose value is shown (at the prompt, in a cell): functions and
-    /// constants are offered where such a statement starts too.
+    /// whose value is shown (at the prompt, in a cell): functions,
+    /// constants, `not`, `true` and `false` are offered where such a
+    /// statement starts too.
     pub bare_expressions: bool,
 }
 
@@ -584,7 +585,9 @@ pub fn completions_knowing(
         if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= start) {
             continue;
         }
-        if !in_expression && NOT_AT_START.contains(k) || !around.may_stand(k) {
+        // A value's word starts a statement that is an expression alone.
+        let starts_value = values && ["not", "true", "false"].contains(k);
+        if !in_expression && !starts_value && NOT_AT_START.contains(k) || !around.may_stand(k) {
             continue;
         }
         if *k == "not" && refuses_not(before(&doc.tokens, start).last().map(|(t, _)| t)) {
