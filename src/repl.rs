@@ -401,7 +401,7 @@ impl Repl {
     /// The names a program at the prompt can use now: its variables and
     /// routines.
     pub fn names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.interp.globals.keys().cloned().collect();
+        let mut names = self.variables();
         names.extend(self.interp.routines.keys().cloned());
         names.sort();
         names.dedup();

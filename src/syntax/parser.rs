@@ -391,12 +391,9 @@ fn declaration_mistake(
         }
         Token::Comma if in_header && group.iter().any(|(t, _)| *t == Token::Colon) => {
             // The header as it should be: this group, `;`, the next.
-            let next_end = tokens[at + 1..]
-                .iter()
-                .take(SHOWN_GROUP)
-                .position(|(t, _)| matches!(t, Token::Comma | Token::Semi | Token::RParen))
-                .map_or(tokens.len().min(at + 1 + SHOWN_GROUP), |n| at + 1 + n);
-            let next = &tokens[at + 1..next_end];
+            let next = shown_run(tokens, at + 1, |t| {
+                !matches!(t, Token::Comma | Token::Semi | Token::RParen)
+            });
             let hint = if group.len() + next.len() <= SHOWN_GROUP {
                 format!("write `{}; {}`", written(group), written(next))
             } else {
@@ -417,12 +414,9 @@ fn declaration_mistake(
             };
             // The rest of the group from `word` on, as written.
             let rest = || {
-                let end = tokens[at..]
-                    .iter()
-                    .take(SHOWN_GROUP)
-                    .position(|(t, _)| !matches!(t, Token::Ident(_) | Token::Comma | Token::Colon))
-                    .map_or(tokens.len().min(at + SHOWN_GROUP), |n| at + n);
-                written(&tokens[at..end])
+                written(shown_run(tokens, at, |t| {
+                    matches!(t, Token::Ident(_) | Token::Comma | Token::Colon)
+                }))
             };
             if in_header
                 && group.len() == 1
@@ -446,16 +440,15 @@ fn declaration_mistake(
             }
             // `(int n)`, `var Real x;`: a type first, as C writes it.
             if group.len() == 1 && sure {
-                let ty = TypeName::ALL
-                    .into_iter()
-                    .find(|t| t.name().eq_ignore_ascii_case(before))
-                    .or(match before.to_ascii_lowercase().as_str() {
+                let ty = TypeName::from_name_in_any_case(before).or(
+                    match before.to_ascii_lowercase().as_str() {
                         "int" | "long" => Some(TypeName::Integer),
                         "double" | "float" => Some(TypeName::Real),
                         "bool" => Some(TypeName::Boolean),
                         "char" => Some(TypeName::Str),
                         _ => None,
-                    });
+                    },
+                );
                 if let Some(ty) = ty {
                     return Some(
                         Diagnostic::new(*before_span, "a type comes after the name it is given to")
@@ -479,10 +472,7 @@ fn declaration_mistake(
                         })
                 });
             }
-            match TypeName::ALL
-                .into_iter()
-                .find(|t| t.name().eq_ignore_ascii_case(word))
-            {
+            match TypeName::from_name_in_any_case(word) {
                 Some(ty) => Some(
                     Diagnostic::new(span, "a `:` is missing between a name and its type")
                         .with_label(gap, "`:` missing here")
@@ -504,6 +494,22 @@ fn declaration_mistake(
         }
         _ => None,
     }
+}
+
+/// The tokens from `from` on that `keeps`, [`SHOWN_GROUP`] at most: the
+/// part of a declaration a hint writes out.
+fn shown_run(
+    tokens: &[(Token, Span)],
+    from: usize,
+    keeps: impl Fn(&Token) -> bool,
+) -> &[(Token, Span)] {
+    let rest = &tokens[from.min(tokens.len())..];
+    let n = rest
+        .iter()
+        .take(SHOWN_GROUP)
+        .take_while(|(t, _)| keeps(t))
+        .count();
+    &rest[..n]
 }
 
 /// Declaration tokens as written: `var a, b: Real`.
@@ -1445,7 +1451,7 @@ where
                 let message = format!(
                     "`{name}` is not a type: the types are Integer, Real, Boolean, String and Matrix"
                 );
-                Err(match TypeName::ALL.iter().find(|t| t.name().eq_ignore_ascii_case(&name)) {
+                Err(match TypeName::from_name_in_any_case(&name) {
                     // Pascal's `array[1..3] of Real`.
                     None if name.eq_ignore_ascii_case("array") => custom_with_hint(
                         span,

@@ -163,6 +163,13 @@ impl TypeName {
         TypeName::ALL.into_iter().find(|t| t.name() == name)
     }
 
+    /// The type `name` names in any case (`real`), for a hint.
+    pub fn from_name_in_any_case(name: &str) -> Option<TypeName> {
+        TypeName::ALL
+            .into_iter()
+            .find(|t| t.name().eq_ignore_ascii_case(name))
+    }
+
     /// What `:help` prints for the type, and hover shows over its name.
     pub fn help_line(self) -> String {
         format!("{} (a type): {}\n", self.name(), self.help())
