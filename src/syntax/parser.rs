@@ -418,44 +418,50 @@ fn declaration_mistake(
                     matches!(t, Token::Ident(_) | Token::Comma | Token::Colon)
                 }))
             };
+            // `(out y: Real)`, or `(var out y: Real)` with both words.
+            let after_var = group.len() == 2 && group[0].0 == Token::Var;
             if in_header
-                && group.len() == 1
+                && (group.len() == 1 || after_var)
                 && PARAMETER_MODES
                     .iter()
                     .any(|m| before.eq_ignore_ascii_case(m))
             {
                 let rest = rest();
+                let (each, variables) = if rest.contains(',') {
+                    ("each value", "variables")
+                } else {
+                    ("the value", "variable")
+                };
                 return Some(
                     Diagnostic::new(
                         *before_span,
                         format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
                     )
                     .with_label(*before_span, "a word of another language")
-                    .with_hint(if rest.contains(',') {
-                        format!("`{rest}` gives the routine a copy of each value; `var {rest}` lets it change the caller's variables")
+                    .with_hint(if after_var {
+                        format!("write `var {rest}`, which lets the routine change the caller's {variables}")
                     } else {
-                        format!("`{rest}` gives the routine a copy of the value; `var {rest}` lets it change the caller's variable")
+                        format!("`{rest}` gives the routine a copy of {each}; `var {rest}` lets it change the caller's {variables}")
                     }),
                 );
             }
-            // `(int n)`, `var Real x;`: a type first, as C writes it.
-            if group.len() == 1 && sure {
-                let ty = TypeName::from_name_in_any_case(before).or(
-                    match before.to_ascii_lowercase().as_str() {
-                        "int" | "long" => Some(TypeName::Integer),
-                        "double" | "float" => Some(TypeName::Real),
-                        "bool" => Some(TypeName::Boolean),
-                        "char" => Some(TypeName::Str),
-                        _ => None,
-                    },
+            // `(int n)`, `(var int n)`, `var Real x;`: a type first, as
+            // C writes it.
+            if (group.len() == 1 || in_header && after_var)
+                && sure
+                && let Some(ty) = type_as_c_names_it(before)
+            {
+                let var = if after_var { "var " } else { "" };
+                // `(int n, double x)`: every group of the header so.
+                let hint = (in_header && !after_var)
+                    .then(|| c_parameters(tokens, at - 1))
+                    .flatten()
+                    .unwrap_or_else(|| format!("`{var}{word}: {}`", ty.name()));
+                return Some(
+                    Diagnostic::new(*before_span, "a type comes after the name it is given to")
+                        .with_label(*before_span, "a type before a name, as C writes it")
+                        .with_hint(format!("write {hint}")),
                 );
-                if let Some(ty) = ty {
-                    return Some(
-                        Diagnostic::new(*before_span, "a type comes after the name it is given to")
-                            .with_label(*before_span, "a type before a name, as C writes it")
-                            .with_hint(format!("write `{word}: {}`", ty.name())),
-                    );
-                }
             }
             let gap = Span::new(before_span.source, before_span.end, span.start);
             // `(x: Real y: Real)`: a group typed already, then the next.
@@ -494,6 +500,36 @@ fn declaration_mistake(
         }
         _ => None,
     }
+}
+
+/// A type as this language or C names it (`Real`, `double`, `int`).
+fn type_as_c_names_it(word: &str) -> Option<TypeName> {
+    TypeName::from_name_in_any_case(word).or(match word.to_ascii_lowercase().as_str() {
+        "int" | "long" => Some(TypeName::Integer),
+        "double" | "float" => Some(TypeName::Real),
+        "bool" => Some(TypeName::Boolean),
+        "char" => Some(TypeName::Str),
+        _ => None,
+    })
+}
+
+/// `int n, double x)` (or with `;`) from `from` on, written as parameter
+/// groups (`` `n: Integer; x: Real` ``) when the rest of the header is
+/// nothing but a type before each name, [`SHOWN_GROUP`] tokens at most.
+fn c_parameters(tokens: &[(Token, Span)], from: usize) -> Option<String> {
+    let mut groups = Vec::new();
+    for pair in shown_run(tokens, from, |_| true).chunks(3) {
+        let [(Token::Ident(ty), _), (Token::Ident(name), _), end @ ..] = pair else {
+            return None;
+        };
+        groups.push(format!("{name}: {}", type_as_c_names_it(ty)?.name()));
+        match end {
+            [(Token::Comma | Token::Semi, _)] => {}
+            [(Token::RParen, _)] => return Some(format!("`{}`", groups.join("; "))),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// The tokens from `from` on that `keeps`, [`SHOWN_GROUP`] at most: the
