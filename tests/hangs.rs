@@ -292,6 +292,21 @@ fn missing_commas_and_misplaced_vars_check_in_time() {
         header.contains("`ref` does not mark a parameter") && header.contains(": 1 error"),
         "{header}"
     );
+    // A header of types written first reads a few groups for its hint.
+    let c_groups: Vec<String> = (0..100_000).map(|k| format!("int a{k}")).collect();
+    let typed_first = checked_in_time(
+        "a header of a hundred thousand groups, each type written first",
+        format!(
+            "procedure P({});\nbegin\nend;\nvar {};\n",
+            c_groups.join(", "),
+            c_groups.join(", ")
+        ),
+    );
+    assert!(
+        typed_first.contains("write `a0: Integer`, each name before its type")
+            && typed_first.contains(": 2 errors"),
+        "{typed_first}"
+    );
     // A hint writes a long group's last names only.
     let names: Vec<String> = (0..100_000).map(|k| format!("a{k}")).collect();
     let untyped = checked_in_time(

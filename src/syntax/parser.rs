@@ -337,6 +337,8 @@ impl Declarations {
 
 /// The most tokens of a declaration a hint writes out again.
 const SHOWN_GROUP: usize = 16;
+/// The most parameter groups a hint writes out again.
+const SHOWN_GROUPS: usize = 6;
 
 /// Words other languages put before a parameter, where this one has
 /// `var` or nothing.
@@ -412,12 +414,6 @@ fn declaration_mistake(
             let (Token::Ident(before), before_span) = &tokens[at.checked_sub(1)?] else {
                 return None;
             };
-            // The rest of the group from `word` on, as written.
-            let rest = || {
-                written(shown_run(tokens, at, |t| {
-                    matches!(t, Token::Ident(_) | Token::Comma | Token::Colon)
-                }))
-            };
             // `(out y: Real)`, or `(var out y: Real)` with both words.
             let after_var = group.len() == 2 && group[0].0 == Token::Var;
             if in_header
@@ -426,11 +422,32 @@ fn declaration_mistake(
                     .iter()
                     .any(|m| before.eq_ignore_ascii_case(m))
             {
-                let rest = rest();
-                let (each, variables) = if rest.contains(',') {
-                    ("each value", "variables")
-                } else {
-                    ("the value", "variable")
+                // The group from `word` on as it should be, if it reads
+                // as a group at all (`x, y: Real`, C's `int n`).
+                let hint = match foreign_group(tokens, at) {
+                    Some(group) => {
+                        let (each, variables) = if group.names > 1 {
+                            ("each value", "variables")
+                        } else {
+                            ("the value", "variable")
+                        };
+                        let group = group.written;
+                        if after_var {
+                            format!(
+                                "write `var {group}`, which lets the routine change the caller's {variables}"
+                            )
+                        } else {
+                            format!(
+                                "`{group}` gives the routine a copy of {each}; `var {group}` lets it change the caller's {variables}"
+                            )
+                        }
+                    }
+                    None if after_var => format!(
+                        "remove `{before}`: `var` alone marks a parameter the routine can change"
+                    ),
+                    None => format!(
+                        "remove `{before}`, or write `var` in its place for a parameter the routine can change"
+                    ),
                 };
                 return Some(
                     Diagnostic::new(
@@ -438,11 +455,7 @@ fn declaration_mistake(
                         format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
                     )
                     .with_label(*before_span, "a word of another language")
-                    .with_hint(if after_var {
-                        format!("write `var {rest}`, which lets the routine change the caller's {variables}")
-                    } else {
-                        format!("`{rest}` gives the routine a copy of {each}; `var {rest}` lets it change the caller's {variables}")
-                    }),
+                    .with_hint(hint),
                 );
             }
             // `(int n)`, `(var int n)`, `var Real x;`: a type first, as
@@ -452,11 +465,31 @@ fn declaration_mistake(
                 && let Some(ty) = type_as_c_names_it(before)
             {
                 let var = if after_var { "var " } else { "" };
-                // `(int n, double x)`: every group of the header so.
+                // `(int n, double x)`: every group of the header so; else
+                // this group (`int a, b`), or at least its first name.
                 let hint = (in_header && !after_var)
                     .then(|| c_parameters(tokens, at - 1))
                     .flatten()
-                    .unwrap_or_else(|| format!("`{var}{word}: {}`", ty.name()));
+                    .or_else(|| {
+                        let g = foreign_group(tokens, at - 1)?;
+                        let more = tokens[g.end].0 != Token::RParen && in_header;
+                        let each = if more {
+                            ", each name before its type"
+                        } else {
+                            ""
+                        };
+                        Some(format!("`{var}{}`{each}", g.written))
+                    })
+                    .unwrap_or_else(|| match tokens.get(at + 1) {
+                        // `(double n: Integer)`: typed twice.
+                        Some((Token::Colon, _)) => {
+                            format!("`{var}{word}` and its type after the `:`")
+                        }
+                        _ if type_as_c_names_it(word).is_some() => {
+                            format!("the name first, then `: {}`", ty.name())
+                        }
+                        _ => format!("`{var}{word}: {}`, each name before its type", ty.name()),
+                    });
                 return Some(
                     Diagnostic::new(*before_span, "a type comes after the name it is given to")
                         .with_label(*before_span, "a type before a name, as C writes it")
@@ -513,21 +546,77 @@ fn type_as_c_names_it(word: &str) -> Option<TypeName> {
     })
 }
 
+/// A parameter group, or a `var` section's, written as another language
+/// writes it, read again: as it should be written, and how many names it
+/// has.
+struct ForeignGroup {
+    written: String,
+    names: usize,
+    /// The index of the `,`, `;` or `)` that ends it.
+    end: usize,
+}
+
+/// The group from `from` on, if it is C's `int n` (or `int a, b`), or
+/// names with or without `: Type`, ended by `;` or `)` (or by `,`, as C
+/// separates groups, after a type), in [`SHOWN_GROUP`] tokens at most.
+fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> {
+    let run = shown_run(tokens, from, |_| true);
+    let ident = |i: usize| match run.get(i) {
+        Some((Token::Ident(n), _)) => Some(n.as_str()),
+        _ => None,
+    };
+    // C's type first, not followed by a second type word (`long long n`).
+    let c_type = ident(1)
+        .filter(|&name| type_as_c_names_it(name).is_none())
+        .and(ident(0))
+        .and_then(type_as_c_names_it);
+    let mut i = usize::from(c_type.is_some());
+    let mut names = vec![ident(i)?];
+    i += 1;
+    // Another name after a `,`, unless it starts the next group: C's
+    // (`, int m`), or one with its type after it (`int n, x: Real`).
+    while matches!(run.get(i), Some((Token::Comma, _)))
+        && ident(i + 2).is_none()
+        && !(c_type.is_some() && matches!(run.get(i + 2), Some((Token::Colon, _))))
+    {
+        let Some(name) = ident(i + 1) else { break };
+        names.push(name);
+        i += 2;
+    }
+    let mut ty = c_type;
+    if ty.is_none() && matches!(run.get(i), Some((Token::Colon, _))) {
+        ty = Some(type_as_c_names_it(ident(i + 1)?)?);
+        i += 2;
+    }
+    match run.get(i) {
+        Some((Token::Semi | Token::RParen, _)) => {}
+        Some((Token::Comma, _)) if ty.is_some() => {}
+        _ => return None,
+    }
+    let names_written = names.join(", ");
+    Some(ForeignGroup {
+        written: match ty {
+            Some(ty) => format!("{names_written}: {}", ty.name()),
+            None => names_written,
+        },
+        names: names.len(),
+        end: from + i,
+    })
+}
+
 /// `int n, double x)` (or with `;`) from `from` on, written as parameter
-/// groups (`` `n: Integer; x: Real` ``) when the rest of the header is
-/// nothing but a type before each name, [`SHOWN_GROUP`] tokens at most.
+/// groups (`` `n: Integer; x: Real` ``) when the rest of the header reads
+/// as groups ([`foreign_group`]), [`SHOWN_GROUPS`] of them at most.
 fn c_parameters(tokens: &[(Token, Span)], from: usize) -> Option<String> {
     let mut groups = Vec::new();
-    for pair in shown_run(tokens, from, |_| true).chunks(3) {
-        let [(Token::Ident(ty), _), (Token::Ident(name), _), end @ ..] = pair else {
-            return None;
-        };
-        groups.push(format!("{name}: {}", type_as_c_names_it(ty)?.name()));
-        match end {
-            [(Token::Comma | Token::Semi, _)] => {}
-            [(Token::RParen, _)] => return Some(format!("`{}`", groups.join("; "))),
-            _ => return None,
+    let mut at = from;
+    while groups.len() < SHOWN_GROUPS {
+        let group = foreign_group(tokens, at)?;
+        groups.push(group.written);
+        if tokens[group.end].0 == Token::RParen {
+            return Some(format!("`{}`", groups.join("; ")));
         }
+        at = group.end + 1;
     }
     None
 }
