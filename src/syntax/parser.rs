@@ -392,14 +392,16 @@ fn declaration_mistake(
             )
         }
         Token::Comma if in_header && group.iter().any(|(t, _)| *t == Token::Colon) => {
-            // The header as it should be: this group, `;`, the next.
-            let next = shown_run(tokens, at + 1, |t| {
-                !matches!(t, Token::Comma | Token::Semi | Token::RParen)
-            });
-            let hint = if group.len() + next.len() <= SHOWN_GROUP {
-                format!("write `{}; {}`", written(group), written(next))
-            } else {
-                "write `;` between the groups".to_string()
+            // The header as it should be: this group, `;`, the next (as
+            // it should be written too).
+            let var = matches!(tokens.get(at + 1), Some((Token::Var, _)));
+            let next = foreign_group(tokens, at + 1 + usize::from(var));
+            let hint = match next {
+                Some(next) if group.len() <= SHOWN_GROUP => {
+                    let var = if var { "var " } else { "" };
+                    format!("write `{}; {var}{}`", written(group), next.written)
+                }
+                _ => "write `;` between the groups".to_string(),
             };
             Some(
                 Diagnostic::new(
@@ -422,9 +424,18 @@ fn declaration_mistake(
                     .iter()
                     .any(|m| before.eq_ignore_ascii_case(m))
             {
+                // A second such word: `(in out x: Real)`.
+                let second = PARAMETER_MODES.iter().any(|m| word.eq_ignore_ascii_case(m))
+                    && matches!(tokens.get(at + 1), Some((Token::Ident(_), _)));
                 // The group from `word` on as it should be, if it reads
                 // as a group at all (`x, y: Real`, C's `int n`).
-                let hint = match foreign_group(tokens, at) {
+                let hint = match foreign_group(tokens, at).filter(|_| !second) {
+                    None if second && after_var => format!(
+                        "remove `{before} {word}`: `var` alone marks a parameter the routine can change"
+                    ),
+                    None if second => format!(
+                        "remove `{before} {word}`, or write `var` in their place for a parameter the routine can change"
+                    ),
                     Some(group) => {
                         let (each, variables) = if group.names > 1 {
                             ("each value", "variables")
@@ -458,6 +469,48 @@ fn declaration_mistake(
                     .with_hint(hint),
                 );
             }
+            // `(x, out y: Real)`: a word of another language after a `,`.
+            if in_header
+                && PARAMETER_MODES
+                    .iter()
+                    .any(|m| before.eq_ignore_ascii_case(m))
+                && at >= 2
+                && tokens[at - 2].0 == Token::Comma
+                && !group.iter().any(|(t, _)| *t == Token::Colon)
+            {
+                let earlier: Vec<&str> = group[..group.len() - 2]
+                    .iter()
+                    .filter_map(|(t, _)| match t {
+                        Token::Ident(n) => Some(n.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                let typed =
+                    foreign_group(tokens, at).filter(|g| g.typed && earlier.len() < SHOWN_GROUP);
+                let hint = match typed {
+                    _ if group[0].0 == Token::Var => format!(
+                        "remove `{before}`: the `var` before `{}` marks every name of the group",
+                        earlier.first().unwrap_or(&word.as_str())
+                    ),
+                    Some(g) => format!(
+                        "write `{}: {}; var {}` to let the routine change `{word}`, or remove `{before}`",
+                        earlier.join(", "),
+                        g.type_name,
+                        g.written
+                    ),
+                    None => format!(
+                        "remove `{before}`; a `var` marks a whole group, so a name the routine can change goes in a group of its own"
+                    ),
+                };
+                return Some(
+                    Diagnostic::new(
+                        *before_span,
+                        format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
+                    )
+                    .with_label(*before_span, "a word of another language")
+                    .with_hint(hint),
+                );
+            }
             // `(int n)`, `(var int n)`, `var Real x;`: a type first, as
             // C writes it.
             if (group.len() == 1 || in_header && after_var)
@@ -467,12 +520,17 @@ fn declaration_mistake(
                 let var = if after_var { "var " } else { "" };
                 // `(int n, double x)`: every group of the header so; else
                 // this group (`int a, b`), or at least its first name.
-                let hint = (in_header && !after_var)
-                    .then(|| c_parameters(tokens, at - 1))
+                let end = if in_header {
+                    Token::RParen
+                } else {
+                    Token::Semi
+                };
+                let hint = (!after_var)
+                    .then(|| c_parameters(tokens, at - 1, &end))
                     .flatten()
                     .or_else(|| {
                         let g = foreign_group(tokens, at - 1)?;
-                        let more = tokens[g.end].0 != Token::RParen && in_header;
+                        let more = tokens[g.end].0 != end;
                         let each = if more {
                             ", each name before its type"
                         } else {
@@ -488,7 +546,10 @@ fn declaration_mistake(
                         _ if type_as_c_names_it(word).is_some() => {
                             format!("the name first, then `: {}`", ty.name())
                         }
-                        _ => format!("`{var}{word}: {}`, each name before its type", ty.name()),
+                        Some((Token::Comma, _)) => {
+                            format!("`{var}{word}: {}`, each name before its type", ty.name())
+                        }
+                        _ => format!("`{var}{word}: {}`", ty.name()),
                     });
                 return Some(
                     Diagnostic::new(*before_span, "a type comes after the name it is given to")
@@ -552,6 +613,9 @@ fn type_as_c_names_it(word: &str) -> Option<TypeName> {
 struct ForeignGroup {
     written: String,
     names: usize,
+    /// Whether it has a type, and its name (`Real`) if so.
+    typed: bool,
+    type_name: &'static str,
     /// The index of the `,`, `;` or `)` that ends it.
     end: usize,
 }
@@ -565,13 +629,15 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
         Some((Token::Ident(n), _)) => Some(n.as_str()),
         _ => None,
     };
+    // A name, not a type word (`(int n, double)` is not two names).
+    let name = |i: usize| ident(i).filter(|&n| type_as_c_names_it(n).is_none());
     // C's type first, not followed by a second type word (`long long n`).
     let c_type = ident(1)
         .filter(|&name| type_as_c_names_it(name).is_none())
         .and(ident(0))
         .and_then(type_as_c_names_it);
     let mut i = usize::from(c_type.is_some());
-    let mut names = vec![ident(i)?];
+    let mut names = vec![name(i)?];
     i += 1;
     // Another name after a `,`, unless it starts the next group: C's
     // (`, int m`), or one with its type after it (`int n, x: Real`).
@@ -579,8 +645,7 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
         && ident(i + 2).is_none()
         && !(c_type.is_some() && matches!(run.get(i + 2), Some((Token::Colon, _))))
     {
-        let Some(name) = ident(i + 1) else { break };
-        names.push(name);
+        names.push(name(i + 1)?);
         i += 2;
     }
     let mut ty = c_type;
@@ -600,23 +665,27 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
             None => names_written,
         },
         names: names.len(),
+        typed: ty.is_some(),
+        type_name: ty.map_or("", |ty| ty.name()),
         end: from + i,
     })
 }
 
-/// `int n, double x)` (or with `;`) from `from` on, written as parameter
-/// groups (`` `n: Integer; x: Real` ``) when the rest of the header reads
-/// as groups ([`foreign_group`]), [`SHOWN_GROUPS`] of them at most.
-fn c_parameters(tokens: &[(Token, Span)], from: usize) -> Option<String> {
+/// `int n, double x)` (or with `;`) from `from` on, written as groups
+/// (`` `n: Integer; x: Real` ``) when the rest of the header, or of the
+/// `var` section's line, up to `end` (`)` or `;`) reads as groups
+/// ([`foreign_group`]), [`SHOWN_GROUPS`] of them at most.
+fn c_parameters(tokens: &[(Token, Span)], from: usize, end: &Token) -> Option<String> {
     let mut groups = Vec::new();
     let mut at = from;
     while groups.len() < SHOWN_GROUPS {
         let group = foreign_group(tokens, at)?;
         groups.push(group.written);
-        if tokens[group.end].0 == Token::RParen {
-            return Some(format!("`{}`", groups.join("; ")));
+        match &tokens[group.end].0 {
+            t if t == end => return Some(format!("`{}`", groups.join("; "))),
+            Token::Comma | Token::Semi => at = group.end + 1,
+            _ => return None,
         }
-        at = group.end + 1;
     }
     None
 }
