@@ -346,6 +346,19 @@ const PARAMETER_MODES: [&str; 8] = [
     "const", "constref", "ref", "out", "in", "inout", "byref", "byval",
 ];
 
+/// Whether `word` is one of [`PARAMETER_MODES`], in any case.
+fn is_mode_word(word: &str) -> bool {
+    PARAMETER_MODES.iter().any(|m| word.eq_ignore_ascii_case(m))
+}
+
+/// Whether a parameter mode word asks for a copy (`const`, `in`), where
+/// a parameter without `var` is one already.
+fn copies(word: &str) -> bool {
+    ["const", "constref", "in", "byval"]
+        .iter()
+        .any(|m| word.eq_ignore_ascii_case(m))
+}
+
 /// A mistake in a routine's parameters or a `var` section, in the words
 /// of the language it comes from: `(x: Real, y: Real)` with C's comma,
 /// `(const x: Real)` or `(ref x: Real)`, and `x Real` with no `:`.
@@ -418,15 +431,10 @@ fn declaration_mistake(
             };
             // `(out y: Real)`, or `(var out y: Real)` with both words.
             let after_var = group.len() == 2 && group[0].0 == Token::Var;
-            if in_header
-                && (group.len() == 1 || after_var)
-                && PARAMETER_MODES
-                    .iter()
-                    .any(|m| before.eq_ignore_ascii_case(m))
-            {
+            if in_header && (group.len() == 1 || after_var) && is_mode_word(before) {
                 // A second such word: `(in out x: Real)`.
-                let second = PARAMETER_MODES.iter().any(|m| word.eq_ignore_ascii_case(m))
-                    && matches!(tokens.get(at + 1), Some((Token::Ident(_), _)));
+                let second =
+                    is_mode_word(word) && matches!(tokens.get(at + 1), Some((Token::Ident(_), _)));
                 // The group from `word` on as it should be, if it reads
                 // as a group at all (`x, y: Real`, C's `int n`).
                 let hint = match foreign_group(tokens, at).filter(|_| !second) {
@@ -471,9 +479,7 @@ fn declaration_mistake(
             }
             // `(x, out y: Real)`: a word of another language after a `,`.
             if in_header
-                && PARAMETER_MODES
-                    .iter()
-                    .any(|m| before.eq_ignore_ascii_case(m))
+                && is_mode_word(before)
                 && at >= 2
                 && tokens[at - 2].0 == Token::Comma
                 && !group.iter().any(|(t, _)| *t == Token::Colon)
@@ -492,12 +498,23 @@ fn declaration_mistake(
                         "remove `{before}`: the `var` before `{}` marks every name of the group",
                         earlier.first().unwrap_or(&word.as_str())
                     ),
-                    Some(g) => format!(
-                        "write `{}: {}; var {}` to let the routine change `{word}`, or remove `{before}`",
-                        earlier.join(", "),
-                        g.type_name,
-                        g.written
-                    ),
+                    _ if copies(before) => {
+                        format!("remove `{before}`: a parameter not marked `var` is a copy already")
+                    }
+                    Some(g) => {
+                        // C's `out int y` types `y` alone; `out y: Real`
+                        // the names before it too.
+                        let earlier = earlier.join(", ");
+                        let earlier = if g.c_typed {
+                            earlier
+                        } else {
+                            format!("{earlier}: {}", g.type_name)
+                        };
+                        format!(
+                            "write `{earlier}; var {}` to let the routine change `{}`, or remove `{before}`",
+                            g.written, g.names_written
+                        )
+                    }
                     None => format!(
                         "remove `{before}`; a `var` marks a whole group, so a name the routine can change goes in a group of its own"
                     ),
@@ -506,6 +523,21 @@ fn declaration_mistake(
                     Diagnostic::new(
                         *before_span,
                         format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
+                    )
+                    .with_label(*before_span, "a word of another language")
+                    .with_hint(hint),
+                );
+            }
+            // `var out x: Real;`: such a word in a `var` section.
+            if !in_header && sure && group.len() == 1 && is_mode_word(before) {
+                let hint = match foreign_group(tokens, at) {
+                    Some(g) => format!("write `var {}`", g.written),
+                    None => format!("remove `{before}`"),
+                };
+                return Some(
+                    Diagnostic::new(
+                        *before_span,
+                        format!("`{before}` does not belong in a `var` section, which lists names and their type"),
                     )
                     .with_label(*before_span, "a word of another language")
                     .with_hint(hint),
@@ -547,7 +579,10 @@ fn declaration_mistake(
                             format!("the name first, then `: {}`", ty.name())
                         }
                         Some((Token::Comma, _)) => {
-                            format!("`{var}{word}: {}`, each name before its type", ty.name())
+                            format!(
+                                "`{var}{word}, …: {}`, the names and then their type",
+                                ty.name()
+                            )
                         }
                         _ => format!("`{var}{word}: {}`", ty.name()),
                     });
@@ -572,11 +607,17 @@ fn declaration_mistake(
                         })
                 });
             }
+            // `(var x Real)`: the `var` is written again with the group.
+            let var = if in_header && group[0].0 == Token::Var {
+                "var "
+            } else {
+                ""
+            };
             match TypeName::from_name_in_any_case(word) {
                 Some(ty) => Some(
                     Diagnostic::new(span, "a `:` is missing between a name and its type")
                         .with_label(gap, "`:` missing here")
-                        .with_hint(format!("write `{}: {}`", names(), ty.name())),
+                        .with_hint(format!("write `{var}{}: {}`", names(), ty.name())),
                 ),
                 // `(x y: Real)`: two names with nothing between them.
                 None if matches!(tokens.get(at + 1), Some((Token::Colon | Token::Comma, _)))
@@ -612,7 +653,11 @@ fn type_as_c_names_it(word: &str) -> Option<TypeName> {
 /// has.
 struct ForeignGroup {
     written: String,
+    /// Its names, as written again (`y, z`), and how many.
+    names_written: String,
     names: usize,
+    /// Whether its type came first, as C writes it.
+    c_typed: bool,
     /// Whether it has a type, and its name (`Real`) if so.
     typed: bool,
     type_name: &'static str,
@@ -662,9 +707,11 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
     Some(ForeignGroup {
         written: match ty {
             Some(ty) => format!("{names_written}: {}", ty.name()),
-            None => names_written,
+            None => names_written.clone(),
         },
+        names_written,
         names: names.len(),
+        c_typed: c_type.is_some(),
         typed: ty.is_some(),
         type_name: ty.map_or("", |ty| ty.name()),
         end: from + i,
