@@ -491,8 +491,9 @@ fn declaration_mistake(
                         _ => None,
                     })
                     .collect();
-                let typed =
-                    foreign_group(tokens, at).filter(|g| g.typed && earlier.len() < SHOWN_GROUP);
+                let typed = foreign_group(tokens, at)
+                    .filter(|_| earlier.len() < SHOWN_GROUP)
+                    .and_then(|g| Some((g.ty?, g)));
                 let hint = match typed {
                     _ if group[0].0 == Token::Var => format!(
                         "remove `{before}`: the `var` before `{}` marks every name of the group",
@@ -501,14 +502,14 @@ fn declaration_mistake(
                     _ if copies(before) => {
                         format!("remove `{before}`: a parameter not marked `var` is a copy already")
                     }
-                    Some(g) => {
+                    Some((ty, g)) => {
                         // C's `out int y` types `y` alone; `out y: Real`
                         // the names before it too.
                         let earlier = earlier.join(", ");
                         let earlier = if g.c_typed {
                             earlier
                         } else {
-                            format!("{earlier}: {}", g.type_name)
+                            format!("{earlier}: {}", ty.name())
                         };
                         format!(
                             "write `{earlier}; var {}` to let the routine change `{}`, or remove `{before}`",
@@ -658,9 +659,8 @@ struct ForeignGroup {
     names: usize,
     /// Whether its type came first, as C writes it.
     c_typed: bool,
-    /// Whether it has a type, and its name (`Real`) if so.
-    typed: bool,
-    type_name: &'static str,
+    /// Its type, if it has one.
+    ty: Option<TypeName>,
     /// The index of the `,`, `;` or `)` that ends it.
     end: usize,
 }
@@ -712,8 +712,7 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
         names_written,
         names: names.len(),
         c_typed: c_type.is_some(),
-        typed: ty.is_some(),
-        type_name: ty.map_or("", |ty| ty.name()),
+        ty,
         end: from + i,
     })
 }
