@@ -359,6 +359,16 @@ fn copies(word: &str) -> bool {
         .any(|m| word.eq_ignore_ascii_case(m))
 }
 
+/// `word` (`ref`, `out` ...) written before a parameter, at `span`.
+fn not_a_mode(word: &str, span: Span, hint: String) -> Diagnostic {
+    Diagnostic::new(
+        span,
+        format!("`{word}` does not mark a parameter: a parameter is marked `var` or nothing"),
+    )
+    .with_label(span, "a word of another language")
+    .with_hint(hint)
+}
+
 /// A mistake in a routine's parameters or a `var` section, in the words
 /// of the language it comes from: `(x: Real, y: Real)` with C's comma,
 /// `(const x: Real)` or `(ref x: Real)`, and `x Real` with no `:`.
@@ -468,14 +478,7 @@ fn declaration_mistake(
                         "remove `{before}`, or write `var` in its place for a parameter the routine can change"
                     ),
                 };
-                return Some(
-                    Diagnostic::new(
-                        *before_span,
-                        format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
-                    )
-                    .with_label(*before_span, "a word of another language")
-                    .with_hint(hint),
-                );
+                return Some(not_a_mode(before, *before_span, hint));
             }
             // `(x, out y: Real)`: a word of another language after a `,`.
             if in_header
@@ -520,14 +523,7 @@ fn declaration_mistake(
                         "remove `{before}`; a `var` marks a whole group, so a name the routine can change goes in a group of its own"
                     ),
                 };
-                return Some(
-                    Diagnostic::new(
-                        *before_span,
-                        format!("`{before}` does not mark a parameter: a parameter is marked `var` or nothing"),
-                    )
-                    .with_label(*before_span, "a word of another language")
-                    .with_hint(hint),
-                );
+                return Some(not_a_mode(before, *before_span, hint));
             }
             // `var out x: Real;`: such a word in a `var` section.
             if !in_header && sure && group.len() == 1 && is_mode_word(before) {
