@@ -392,13 +392,7 @@ fn declaration_mistake(
     // The group's names, as written (its last few in a long one).
     let names = || {
         let shown = &group[group.len().saturating_sub(SHOWN_GROUP)..];
-        let names: Vec<&str> = shown
-            .iter()
-            .filter_map(|(t, _)| match t {
-                Token::Ident(n) => Some(n.as_str()),
-                _ => None,
-            })
-            .collect();
+        let names: Vec<&str> = names_in(shown).collect();
         let cut = if shown.len() < group.len() {
             "…, "
         } else {
@@ -487,13 +481,7 @@ fn declaration_mistake(
                 && tokens[at - 2].0 == Token::Comma
                 && !group.iter().any(|(t, _)| *t == Token::Colon)
             {
-                let earlier: Vec<&str> = group[..group.len() - 2]
-                    .iter()
-                    .filter_map(|(t, _)| match t {
-                        Token::Ident(n) => Some(n.as_str()),
-                        _ => None,
-                    })
-                    .collect();
+                let earlier: Vec<&str> = names_in(&group[..group.len() - 2]).collect();
                 let typed = foreign_group(tokens, at)
                     .filter(|_| earlier.len() < SHOWN_GROUP)
                     .and_then(|g| Some((g.ty?, g)));
@@ -665,7 +653,7 @@ struct ForeignGroup {
 /// names with or without `: Type`, ended by `;` or `)` (or by `,`, as C
 /// separates groups, after a type), in [`SHOWN_GROUP`] tokens at most.
 fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> {
-    let run = shown_run(tokens, from, |_| true);
+    let run = shown_run(tokens, from);
     let ident = |i: usize| match run.get(i) {
         Some((Token::Ident(n), _)) => Some(n.as_str()),
         _ => None,
@@ -732,20 +720,19 @@ fn c_parameters(tokens: &[(Token, Span)], from: usize, end: &Token) -> Option<St
     None
 }
 
-/// The tokens from `from` on that `keeps`, [`SHOWN_GROUP`] at most: the
-/// part of a declaration a hint writes out.
-fn shown_run(
-    tokens: &[(Token, Span)],
-    from: usize,
-    keeps: impl Fn(&Token) -> bool,
-) -> &[(Token, Span)] {
+/// The tokens from `from` on, [`SHOWN_GROUP`] at most: the part of a
+/// declaration a hint reads again.
+fn shown_run(tokens: &[(Token, Span)], from: usize) -> &[(Token, Span)] {
     let rest = &tokens[from.min(tokens.len())..];
-    let n = rest
-        .iter()
-        .take(SHOWN_GROUP)
-        .take_while(|(t, _)| keeps(t))
-        .count();
-    &rest[..n]
+    &rest[..rest.len().min(SHOWN_GROUP)]
+}
+
+/// The names among declaration tokens, in order.
+fn names_in(tokens: &[(Token, Span)]) -> impl Iterator<Item = &str> {
+    tokens.iter().filter_map(|(t, _)| match t {
+        Token::Ident(n) => Some(n.as_str()),
+        _ => None,
+    })
 }
 
 /// Declaration tokens as written: `var a, b: Real`.
@@ -896,14 +883,7 @@ fn common_mistake(
         };
         match declarations.header_group(tokens, at) {
             Some(group) if matches!(before, Some((Token::Comma, _))) => {
-                let names: Vec<&str> = group
-                    .iter()
-                    .filter_map(|(t, _)| match t {
-                        Token::Ident(n) => Some(n.as_str()),
-                        _ => None,
-                    })
-                    .chain([name])
-                    .collect();
+                let names: Vec<&str> = names_in(group).chain([name]).collect();
                 // The group's type, where it follows at once.
                 let ty = match (tokens.get(at + 2), tokens.get(at + 3)) {
                     (Some((Token::Colon, _)), Some((Token::Ident(ty), _))) => ty.as_str(),
