@@ -174,11 +174,23 @@ fn bound_whole(xs: &[f64]) -> f64 {
 
 /// What `bound` gives when some element is not finite.
 fn not_finite(xs: &[f64]) -> f64 {
-    if xs.iter().any(|x| x.is_nan()) {
+    if holds_nan(xs) {
         f64::NAN
     } else {
         f64::INFINITY
     }
+}
+
+/// Whether some element is a NaN: every element looked at, branch-free, so
+/// that the loop vectorises (a causal mask's -inf sends every sum of
+/// attention scores here).
+#[inline(always)]
+fn holds_nan_portable(xs: &[f64]) -> bool {
+    xs.iter().fold(false, |nan, x| nan | x.is_nan())
+}
+
+best_simd! {
+    fn holds_nan(xs: &[f64]) -> bool = holds_nan_portable;
 }
 
 best_simd! {
@@ -317,6 +329,50 @@ best_simd! {
     pub fn sum_squared_from(xs: &[f64], centre: f64) -> f64 = sum_squared_from_portable;
 }
 
+/// Each `x - largest` into `out` (the same length), and the largest `x`
+/// (-inf for none). The largest is taken in lanes, but a maximum is the
+/// same whatever the order (a NaN, never in a value tapec holds, is passed
+/// over as by `f64::max`).
+#[inline(always)]
+fn shift_by_largest_portable(xs: &[f64], out: &mut [f64]) -> f64 {
+    let mut lanes = [f64::NEG_INFINITY; SUM_LANES];
+    let chunks = xs.chunks_exact(SUM_LANES);
+    let tail = chunks.remainder();
+    for x in chunks {
+        for j in 0..SUM_LANES {
+            lanes[j] = if x[j] > lanes[j] { x[j] } else { lanes[j] };
+        }
+    }
+    let largest = tail
+        .iter()
+        .chain(&lanes)
+        .copied()
+        .fold(f64::NEG_INFINITY, f64::max);
+    for (o, x) in out.iter_mut().zip(xs) {
+        *o = x - largest;
+    }
+    largest
+}
+
+best_simd! {
+    /// Each `x - largest` into `out`, and the largest `x` (a softmax
+    /// row's shift).
+    pub fn shift_by_largest(xs: &[f64], out: &mut [f64]) -> f64 = shift_by_largest_portable;
+}
+
+#[inline(always)]
+fn divide_portable(xs: &mut [f64], by: f64) {
+    for x in xs {
+        *x /= by;
+    }
+}
+
+best_simd! {
+    /// `x / by` for each element in place: a division, so the same bits
+    /// on every path.
+    pub fn divide(xs: &mut [f64], by: f64) = divide_portable;
+}
+
 /// The fewest elements from which an elementwise pass is split in two
 /// halves, one on each of two threads: 64Ki, a 128×512 matrix.
 const HALVES_FROM: usize = 1 << 16;
@@ -440,10 +496,7 @@ pub fn exp(x: f64) -> f64 {
 /// when every element lies in its range or is -inf (a causal mask's
 /// entries, whose e^x is exactly 0), else element by element.
 pub fn exp_in_place(xs: &mut [f64]) {
-    let (inside, inside_or_masked) = xs.iter().fold((true, true), |(all, most), x| {
-        let fits = (EXP_LOW..=EXP_HIGH).contains(x);
-        (all & fits, most & (fits | (*x == f64::NEG_INFINITY)))
-    });
+    let (inside, inside_or_masked) = exp_ranges(xs);
     if inside {
         exp_in_range_best(xs);
     } else if inside_or_masked {
@@ -453,6 +506,20 @@ pub fn exp_in_place(xs: &mut [f64]) {
             *x = exp(*x);
         }
     }
+}
+
+/// Whether every element lies in [`exp`]'s fast range, and whether every
+/// one does or is -inf.
+#[inline(always)]
+fn exp_ranges_portable(xs: &[f64]) -> (bool, bool) {
+    xs.iter().fold((true, true), |(all, most), x| {
+        let fits = (EXP_LOW..=EXP_HIGH).contains(x);
+        (all & fits, most & (fits | (*x == f64::NEG_INFINITY)))
+    })
+}
+
+best_simd! {
+    fn exp_ranges(xs: &[f64]) -> (bool, bool) = exp_ranges_portable;
 }
 
 best_simd! {
@@ -761,6 +828,40 @@ mod tests {
                 exp_in_place(&mut fast);
                 for (x, y) in row.iter().zip(&fast) {
                     assert_eq!(y.to_bits(), exp(*x).to_bits(), "exp({x}) in a row of {n}");
+                }
+            }
+        }
+    }
+
+    /// A row's shift by its largest value, the largest taken in lanes, is
+    /// that of the largest taken one element at a time; a division in
+    /// place is each element's own; both at every length around the lanes.
+    #[test]
+    fn a_shift_by_the_largest_and_a_division_are_each_elements_own() {
+        let same = |a: f64, b: f64| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan());
+        for n in 0..=40 {
+            for pattern in 0..4 {
+                let row: Vec<f64> = (0..n)
+                    .map(|i| match pattern {
+                        0 => ((i * 37 % 11) as f64 - 5.0) * 1.5,
+                        1 if i % 3 == 0 => f64::NEG_INFINITY,
+                        1 => i as f64 * -2.5,
+                        2 => f64::NEG_INFINITY,
+                        _ if i == n / 2 => 1e300,
+                        _ => -(i as f64) - 0.0,
+                    })
+                    .collect();
+                let mut out = vec![0.0; n];
+                let largest = shift_by_largest(&row, &mut out);
+                let expected = row.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                assert!(same(largest, expected), "largest of {row:?}");
+                for (x, o) in row.iter().zip(&out) {
+                    assert!(same(*o, x - expected), "{x} shifted in {row:?}");
+                }
+                let mut divided = row.clone();
+                divide(&mut divided, 3.0);
+                for (x, d) in row.iter().zip(&divided) {
+                    assert!(same(*d, x / 3.0), "{x} / 3");
                 }
             }
         }

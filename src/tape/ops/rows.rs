@@ -27,9 +27,7 @@ pub(super) fn row_softmax_forward(a: &Tensor) -> Result<Tensor, OpError> {
                     .hint("a softmax row needs at least one value above -Inf to share its weight"),
             );
         }
-        for e in o {
-            *e /= total;
-        }
+        kernels::divide(o, total);
     }
     Ok(Tensor::matrix(from_rows(v.dim(), out)))
 }
@@ -63,12 +61,7 @@ fn shifted_exps(v: &ArrayView2<f64>, out: &mut [f64]) -> SmallVec<[(f64, f64); 6
 
 /// Each value of `row` minus the largest, into `out`; gives the largest.
 fn shift_by_max(row: ArrayView1<f64>, out: &mut [f64]) -> f64 {
-    let xs = row_slice(&row);
-    let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    for (o, x) in out.iter_mut().zip(xs.iter()) {
-        *o = x - max;
-    }
-    max
+    kernels::shift_by_largest(&row_slice(&row), out)
 }
 
 /// y·(g - Σ y·g) over each row, from the output y alone.
