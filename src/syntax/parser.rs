@@ -577,6 +577,34 @@ fn declaration_mistake(
                         .with_hint(format!("write {hint}")),
                 );
             }
+            // `(x, int y)`: a type first after a `,`, the names before it
+            // without one.
+            let len = group.len();
+            if in_header
+                && len >= 3
+                && group[len - 2].0 == Token::Comma
+                && let Some(ty) = type_as_c_names_it(before)
+                && matches!(tokens.get(at + 1), Some((Token::RParen | Token::Semi, _)))
+                && group[..len - 2]
+                    .iter()
+                    .enumerate()
+                    .all(|(i, (t, _))| match t {
+                        Token::Ident(n) => type_as_c_names_it(n).is_none() && !is_mode_word(n),
+                        Token::Comma => true,
+                        Token::Var => i == 0,
+                        _ => false,
+                    })
+            {
+                return Some(
+                    Diagnostic::new(*before_span, "a type comes after the name it is given to")
+                        .with_label(*before_span, "a type before a name, as C writes it")
+                        .with_hint(format!(
+                            "write `{}; {word}: {}`",
+                            written(&group[..len - 2]),
+                            ty.name()
+                        )),
+                );
+            }
             let gap = Span::new(before_span.source, before_span.end, span.start);
             // `(x: Real y: Real)`: a group typed already, then the next.
             if group.iter().any(|(t, _)| *t == Token::Colon) {
@@ -598,7 +626,8 @@ fn declaration_mistake(
             } else {
                 ""
             };
-            match TypeName::from_name_in_any_case(word) {
+            // `(x Real)`, or Go's `(n int)`.
+            match type_as_c_names_it(word) {
                 Some(ty) => Some(
                     Diagnostic::new(span, "a `:` is missing between a name and its type")
                         .with_label(gap, "`:` missing here")
@@ -622,13 +651,16 @@ fn declaration_mistake(
     }
 }
 
-/// A type as this language or C names it (`Real`, `double`, `int`).
+/// A type as this language, C or Go names it (`Real`, `double`, `int`,
+/// `float64`).
 fn type_as_c_names_it(word: &str) -> Option<TypeName> {
     TypeName::from_name_in_any_case(word).or(match word.to_ascii_lowercase().as_str() {
-        "int" | "long" => Some(TypeName::Integer),
-        "double" | "float" => Some(TypeName::Real),
+        "int" | "long" | "short" | "unsigned" | "uint" | "int32" | "int64" => {
+            Some(TypeName::Integer)
+        }
+        "double" | "float" | "float32" | "float64" => Some(TypeName::Real),
         "bool" => Some(TypeName::Boolean),
-        "char" => Some(TypeName::Str),
+        "char" | "str" => Some(TypeName::Str),
         _ => None,
     })
 }
