@@ -342,8 +342,8 @@ const SHOWN_GROUPS: usize = 6;
 
 /// Words other languages put before a parameter, where this one has
 /// `var` or nothing.
-const PARAMETER_MODES: [&str; 8] = [
-    "const", "constref", "ref", "out", "in", "inout", "byref", "byval",
+const PARAMETER_MODES: [&str; 10] = [
+    "const", "constref", "ref", "out", "in", "inout", "byref", "byval", "final", "mut",
 ];
 
 /// Whether `word` is one of [`PARAMETER_MODES`], in any case.
@@ -354,7 +354,7 @@ fn is_mode_word(word: &str) -> bool {
 /// Whether a parameter mode word asks for a copy (`const`, `in`), where
 /// a parameter without `var` is one already.
 fn copies(word: &str) -> bool {
-    ["const", "constref", "in", "byval"]
+    ["const", "constref", "in", "byval", "final"]
         .iter()
         .any(|m| word.eq_ignore_ascii_case(m))
 }
@@ -545,6 +545,7 @@ fn declaration_mistake(
                 let hint = (!after_var)
                     .then(|| c_parameters(tokens, at - 1, &end))
                     .flatten()
+                    .map(|groups| format!("`{groups}`"))
                     .or_else(|| {
                         let g = foreign_group(tokens, at - 1)?;
                         let more = tokens[g.end].0 != end;
@@ -583,8 +584,8 @@ fn declaration_mistake(
             if in_header
                 && len >= 3
                 && group[len - 2].0 == Token::Comma
-                && let Some(ty) = type_as_c_names_it(before)
-                && matches!(tokens.get(at + 1), Some((Token::RParen | Token::Semi, _)))
+                && type_as_c_names_it(before).is_some()
+                && type_as_c_names_it(word).is_none()
                 && group[..len - 2]
                     .iter()
                     .enumerate()
@@ -594,15 +595,12 @@ fn declaration_mistake(
                         Token::Var => i == 0,
                         _ => false,
                     })
+                && let Some(rest) = c_parameters(tokens, at - 1, &Token::RParen)
             {
                 return Some(
                     Diagnostic::new(*before_span, "a type comes after the name it is given to")
                         .with_label(*before_span, "a type before a name, as C writes it")
-                        .with_hint(format!(
-                            "write `{}; {word}: {}`",
-                            written(&group[..len - 2]),
-                            ty.name()
-                        )),
+                        .with_hint(format!("write `{}; {rest}`", written(&group[..len - 2]))),
                 );
             }
             let gap = Span::new(before_span.source, before_span.end, span.start);
@@ -655,12 +653,11 @@ fn declaration_mistake(
 /// `float64`).
 fn type_as_c_names_it(word: &str) -> Option<TypeName> {
     TypeName::from_name_in_any_case(word).or(match word.to_ascii_lowercase().as_str() {
-        "int" | "long" | "short" | "unsigned" | "uint" | "int32" | "int64" => {
-            Some(TypeName::Integer)
-        }
+        "int" | "long" | "short" | "unsigned" | "uint" | "int8" | "int16" | "int32" | "int64"
+        | "uint8" | "uint16" | "uint32" | "uint64" => Some(TypeName::Integer),
         "double" | "float" | "float32" | "float64" => Some(TypeName::Real),
         "bool" => Some(TypeName::Boolean),
-        "char" | "str" => Some(TypeName::Str),
+        "char" => Some(TypeName::Str),
         _ => None,
     })
 }
@@ -734,7 +731,7 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
 }
 
 /// `int n, double x)` (or with `;`) from `from` on, written as groups
-/// (`` `n: Integer; x: Real` ``) when the rest of the header, or of the
+/// (`n: Integer; x: Real`) when the rest of the header, or of the
 /// `var` section's line, up to `end` (`)` or `;`) reads as groups
 /// ([`foreign_group`]), [`SHOWN_GROUPS`] of them at most.
 fn c_parameters(tokens: &[(Token, Span)], from: usize, end: &Token) -> Option<String> {
@@ -744,7 +741,7 @@ fn c_parameters(tokens: &[(Token, Span)], from: usize, end: &Token) -> Option<St
         let group = foreign_group(tokens, at)?;
         groups.push(group.written);
         match &tokens[group.end].0 {
-            t if t == end => return Some(format!("`{}`", groups.join("; "))),
+            t if t == end => return Some(groups.join("; ")),
             Token::Comma | Token::Semi => at = group.end + 1,
             _ => return None,
         }
