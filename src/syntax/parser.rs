@@ -912,18 +912,43 @@ fn common_mistake(
         };
         match declarations.header_group(tokens, at) {
             Some(group) if matches!(before, Some((Token::Comma, _))) => {
-                let names: Vec<&str> = names_in(group).chain([name]).collect();
-                // The group's type, where it follows at once.
-                let ty = match (tokens.get(at + 2), tokens.get(at + 3)) {
-                    (Some((Token::Colon, _)), Some((Token::Ident(ty), _))) => ty.as_str(),
-                    _ => "...",
+                // The names before the `,`, and the group from the name
+                // after `var` on as it should be (`b: Real`, C's `int b`).
+                let earlier = &group[..group.len() - 1];
+                let first_var = earlier.first().is_some_and(|(t, _)| *t == Token::Var);
+                let next = foreign_group(tokens, at + 1);
+                let both = |next: &ForeignGroup| {
+                    let names: Vec<&str> = names_in(earlier).collect();
+                    let ty = next
+                        .ty
+                        .map(|t| format!(": {}", t.name()))
+                        .unwrap_or_default();
+                    format!("var {}, {}{ty}", names.join(", "), next.names_written)
+                };
+                let hint = match next {
+                    Some(next) if first_var && earlier.len() <= SHOWN_GROUP => {
+                        format!(
+                            "write `var` once, before the group's first name: `{}`",
+                            both(&next)
+                        )
+                    }
+                    Some(next) if earlier.len() <= SHOWN_GROUP => format!(
+                        "write `{}; var {}` to let the routine change `{}` alone, or `{}` for every name",
+                        written(earlier),
+                        next.written,
+                        next.names_written,
+                        both(&next)
+                    ),
+                    _ => "write `var` once, before the group's first name".to_string(),
+                };
+                let label = if first_var {
+                    "a second `var` in one group"
+                } else {
+                    "`var` after a `,`, inside a group"
                 };
                 return Diagnostic::new(span, "one `var` marks every name of its group")
-                    .with_label(span, "a second `var` in one group")
-                    .with_hint(format!(
-                        "write `var` once, before the group's first name: `var {}: {ty}`",
-                        names.join(", ")
-                    ));
+                    .with_label(span, label)
+                    .with_hint(hint);
             }
             Some(_) => {}
             None => {
