@@ -529,9 +529,10 @@ fn declaration_mistake(
                 );
             }
             // `(int n)`, `(var int n)`, `var Real x;`: a type first, as
-            // C writes it.
+            // C writes it; in a `var` section's later group too, where no
+            // statement starts with two names.
             if (group.len() == 1 || in_header && after_var)
-                && sure
+                && (sure || matches!(tokens.get(at + 1), Some((Token::Semi | Token::Comma, _))))
                 && let Some(ty) = type_as_c_names_it(before)
             {
                 let var = if after_var { "var " } else { "" };
