@@ -1739,7 +1739,16 @@ where
                             t.name()
                         ),
                     ),
-                    None => custom(span, &message, "not a type"),
+                    None => match type_as_c_names_it(&name) {
+                        // C's or Go's name for one: `x: int`, `x: float64`.
+                        Some(t) => custom_with_hint(
+                            span,
+                            &message,
+                            "not a type",
+                            &format!("write `{}`, tapec's name for it", t.name()),
+                        ),
+                        None => custom(span, &message, "not a type"),
+                    },
                 })
             }
         });
