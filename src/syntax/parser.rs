@@ -596,12 +596,27 @@ fn declaration_mistake(
                         Token::Var => i == 0,
                         _ => false,
                     })
-                && let Some(rest) = c_parameters(tokens, at - 1, &Token::RParen)
+                && let Some(g) = foreign_group(tokens, at - 1)
             {
+                // One `var` before the names marks this group's too.
+                let var = if group[0].0 == Token::Var { "var " } else { "" };
+                let earlier = written(&group[..len - 2]);
+                // The rest of the header written as groups, where it reads
+                // as C's; else this group, and a `;` for the `,` after it.
+                let hint = match c_parameters(tokens, at - 1, &Token::RParen) {
+                    Some(rest) if var.is_empty() || !rest.contains(';') => {
+                        format!("write `{earlier}; {var}{rest}`")
+                    }
+                    _ if tokens[g.end].0 == Token::Comma => format!(
+                        "write `{earlier}; {var}{}`, and `;` for the `,` after `{}`",
+                        g.written, g.names_written
+                    ),
+                    _ => format!("write `{earlier}; {var}{}`", g.written),
+                };
                 return Some(
                     Diagnostic::new(*before_span, "a type comes after the name it is given to")
                         .with_label(*before_span, "a type before a name, as C writes it")
-                        .with_hint(format!("write `{}; {rest}`", written(&group[..len - 2]))),
+                        .with_hint(hint),
                 );
             }
             let gap = Span::new(before_span.source, before_span.end, span.start);
@@ -918,12 +933,10 @@ fn common_mistake(
                 let earlier = &group[..group.len() - 1];
                 let first_var = earlier.first().is_some_and(|(t, _)| *t == Token::Var);
                 let next = foreign_group(tokens, at + 1);
+                let typed = |next: &ForeignGroup| next.ty.map(|t| format!(": {}", t.name()));
                 let both = |next: &ForeignGroup| {
                     let names: Vec<&str> = names_in(earlier).collect();
-                    let ty = next
-                        .ty
-                        .map(|t| format!(": {}", t.name()))
-                        .unwrap_or_default();
+                    let ty = typed(next).unwrap_or_default();
                     format!("var {}, {}{ty}", names.join(", "), next.names_written)
                 };
                 let hint = match next {
@@ -935,7 +948,10 @@ fn common_mistake(
                     }
                     Some(next) if earlier.len() <= SHOWN_GROUP => format!(
                         "write `{}; var {}` to let the routine change `{}` alone, or `{}` for every name",
-                        written(earlier),
+                        // The names before take the type they were given
+                        // with, unless it was C's, which types one name.
+                        written(earlier)
+                            + &typed(&next).filter(|_| !next.c_typed).unwrap_or_default(),
                         next.written,
                         next.names_written,
                         both(&next)
