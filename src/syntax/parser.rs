@@ -2080,6 +2080,31 @@ where
         .memoized()
     });
 
+    // A routine's name and parameters, `procedure P(a: Real; b: Real)`,
+    // skipped whole by a statement's recovery: stopping at their first
+    // `;` would read the next group as a statement, an error of its own on
+    // a header that has none. Only after `procedure` or `function` and a
+    // name, so that no other statement's recovery looks past its own end;
+    // no brackets or blocks inside, so a `(` left open costs a scan to the
+    // next bracket at most.
+    let routine_header = choice((just(Token::Procedure), just(Token::Function)))
+        .then(select! { Token::Ident(_) => () })
+        .then(just(Token::LParen))
+        .then(
+            none_of([
+                Token::LParen,
+                Token::RParen,
+                Token::Begin,
+                Token::Tape,
+                Token::Repeat,
+                Token::End,
+                Token::Until,
+            ])
+            .repeated(),
+        )
+        .then(just(Token::RParen))
+        .ignored();
+
     // Where a block must close but cannot (the file ends, or an `until`,
     // `else` or `.` stands where its `end` should), the block is closed
     // there with its error, and what stands there is left to the block
@@ -2291,7 +2316,10 @@ where
         .memoized()
         .labelled("a statement")
         .recover_with(skip_until(
-            skipped_block.clone().or(any().ignored()),
+            skipped_block
+                .clone()
+                .or(routine_header.clone())
+                .or(any().ignored()),
             statement_end.clone(),
             move || Stmt {
                 kind: StmtKind::Error,
