@@ -1954,9 +1954,16 @@ pub fn run_on_stdin(color: bool) -> i32 {
 /// Feeds bytes to a prompt session one line at a time, as a learner would
 /// type them, with a step budget and a small size cap, and returns all it
 /// printed. `:graph` and `:load` lines are left out, so made-up input never
-/// writes or reads a file it names. What the REPL's fuzz target and
-/// property tests call: it must never panic or hang, whatever the lines are.
-pub fn run_untrusted(bytes: &[u8], step_budget: u64, max_elements: usize) -> String {
+/// writes or reads a file it names, and the paths of `Save` and `Load` start
+/// at `folder`, not at the folder the caller runs in. What the REPL's fuzz
+/// target and property tests call: it must never panic or hang, whatever
+/// the lines are.
+pub fn run_untrusted(
+    bytes: &[u8],
+    folder: std::path::PathBuf,
+    step_budget: u64,
+    max_elements: usize,
+) -> String {
     let text = String::from_utf8_lossy(bytes).into_owned();
     crate::with_big_stack(move || {
         let buffer = crate::SharedBuffer::default();
@@ -1965,6 +1972,7 @@ pub fn run_untrusted(bytes: &[u8], step_budget: u64, max_elements: usize) -> Str
             Box::new(buffer.clone()),
             false,
         );
+        session.interp.base_dir = folder;
         session.limit(step_budget, max_elements);
         let lines = text.split('\n').filter(|line| {
             let command = line.trim_start().to_ascii_lowercase();

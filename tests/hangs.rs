@@ -29,7 +29,7 @@ fn fails_in_time(name: &str, text: String) -> (String, String) {
     assert_eq!(code, 1, "{name}: {err}");
     assert!(err.contains("Error"), "{name}: no diagnostic in {err}");
     let prompt = within_watchdog(&format!("the prompt session of {name}"), move || {
-        tapec::repl::run_untrusted(text.as_bytes(), 5_000, 1 << 16)
+        tapec::repl::run_untrusted(text.as_bytes(), scratch(), 5_000, 1 << 16)
     });
     assert!(prompt.contains("Error"), "{name} at the prompt: {prompt}");
     (err, prompt)
