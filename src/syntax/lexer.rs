@@ -583,6 +583,22 @@ pub fn shown(ch: char) -> String {
     }
 }
 
+/// What a `{` that opens a comment as C opens a block hides.
+pub(crate) const BRACES_HINT: &str = "`{ ... }` is a comment, so the statements inside it are \
+     skipped: a block of statements is written `begin ... end`";
+
+/// Whether the `{` at `at` in `text` opens a comment as C opens a block:
+/// at the end of a line of code, with a `;` before its `}`.
+pub(crate) fn opens_like_a_block(text: &str, at: usize) -> bool {
+    let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let rest = &text[at + 1..];
+    let line_end = rest.find('\n').unwrap_or(rest.len());
+    let close = rest.find('}').unwrap_or(rest.len());
+    !text[line_start..at].trim().is_empty()
+        && rest[..line_end].trim().is_empty()
+        && rest[..close].contains(';')
+}
+
 /// `text` is the erring slice, `rest` the source from its start on (where
 /// an operator of another language may go on past the slice).
 fn lex_error_diagnostic(error: LexError, text: &str, rest: &str, span: Span) -> Diagnostic {
@@ -690,11 +706,16 @@ fn lex_into(
     let mut tokens: Vec<(Token, Span)> = Vec::new();
     let mut errors = Vec::new();
     let mut lexer = RawToken::lexer(text);
+    // The last comment opened with `{`, for a stray `}` after it.
+    let mut last_brace: Option<usize> = None;
     while let Some(result) = lexer.next() {
         let range = lexer.span();
         let mut span = Span::new(source, range.start, range.end);
         let token = match result {
             Ok(RawToken::Comment) => {
+                if text[range.start..].starts_with('{') {
+                    last_brace = Some(range.start);
+                }
                 if let Some(comments) = comments.as_deref_mut() {
                     comments.push(span);
                 }
@@ -741,7 +762,31 @@ fn lex_into(
             }
             Err(error) => {
                 let rest = &lexer.source()[range.start..];
-                let diagnostic = lex_error_diagnostic(error.clone(), lexer.slice(), rest, span);
+                let mut diagnostic = lex_error_diagnostic(error.clone(), lexer.slice(), rest, span);
+                // `if x > 0 {` ... `}`: the comment that `{` opened ended
+                // at the first `}`, inside the block C's braces meant.
+                if rest.starts_with('}')
+                    && let Some(brace) = last_brace.filter(|&b| opens_like_a_block(text, b))
+                {
+                    let close = brace + text[brace..].find('}').unwrap_or(0);
+                    let line = |at: usize| text[..at].matches('\n').count() + 1;
+                    diagnostic.labels.extend([
+                        (
+                            Span::new(source, brace, brace + 1),
+                            "a comment starts here".to_string(),
+                        ),
+                        (
+                            Span::new(source, close, close + 1),
+                            "and ends here, at the first `}`".to_string(),
+                        ),
+                    ]);
+                    diagnostic.hints = vec![format!(
+                        "{BRACES_HINT}; the comment runs from line {} to the first `}}`, on \
+                         line {}, so this `}}` closes nothing",
+                        line(brace),
+                        line(close)
+                    )];
+                }
                 // An unexpected character is reported once per run of bad characters.
                 let repeat = error == LexError::UnexpectedCharacter
                     && matches!(tokens.last(), Some((Token::Error, last)) if last.end == span.start);

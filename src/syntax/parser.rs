@@ -13,7 +13,7 @@ use chumsky::error::RichPattern;
 use chumsky::input::ValueInput;
 use chumsky::prelude::*;
 
-use super::lexer::{KEYWORDS, Token, lex};
+use super::lexer::{BRACES_HINT, KEYWORDS, Token, lex, opens_like_a_block};
 use super::tree::*;
 use crate::diagnostic::{Diagnostic, SourceId, Span};
 
@@ -163,11 +163,56 @@ pub fn parse_tokens(
         let d = to_diagnostic(&error, source);
         let d = common_mistake(d, &error, tokens, &declarations, text);
         let d = unclosed_bracket(d, &error, tokens, &closed);
+        let d = braces_as_a_block(d, &error, tokens, text);
         if placed.insert((d.span.start, d.span.end)) {
             diagnostics.push(d);
         }
     }
     (program.unwrap_or_default(), diagnostics)
+}
+
+/// `if x > 0 {` with statements on the lines after: braces written as C
+/// writes a block, where `{` starts a comment that hides the statements up
+/// to its `}`. Said where the error comes right after such a comment: one
+/// opened at the end of a line of code, holding a `;`.
+fn braces_as_a_block(
+    d: Diagnostic,
+    error: &Rich<'_, Token, SimpleSpan>,
+    tokens: &[(Token, Span)],
+    text: &str,
+) -> Diagnostic {
+    let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
+    let from = at.checked_sub(1).map_or(0, |i| tokens[i].1.end);
+    let to = error.span().start.clamp(from, text.len());
+    // Only blanks and comments lie between two tokens.
+    let mut i = from;
+    while i < to {
+        let rest = &text[i..];
+        let end = if rest.starts_with("//") {
+            rest.find(['\n', '\r']).map_or(text.len(), |e| i + e)
+        } else if rest.starts_with("(*") {
+            rest.find("*)").map_or(text.len(), |e| i + e + 2)
+        } else if rest.starts_with('{') {
+            let Some(close) = rest.find('}') else {
+                return d;
+            };
+            if opens_like_a_block(text, i) {
+                let brace = Span::new(d.span.source, i, i + 1);
+                let line = text[..i + close].matches('\n').count() + 1;
+                let mut d = d.with_label(
+                    brace,
+                    format!("a comment from here to the `}}` on line {line}"),
+                );
+                d.hints.insert(0, BRACES_HINT.to_string());
+                return d;
+            }
+            i + close + 1
+        } else {
+            i + rest.chars().next().map_or(1, char::len_utf8)
+        };
+        i = end;
+    }
+    d
 }
 
 /// Where a walk back from the end of `tokens` through the statement they
@@ -665,13 +710,14 @@ fn declaration_mistake(
     }
 }
 
-/// A type as this language, C or Go names it (`Real`, `double`, `int`,
-/// `float64`).
+/// A type as this language, C, Go or Rust names it (`Real`, `double`,
+/// `int`, `float64`, `f64`).
 fn type_as_c_names_it(word: &str) -> Option<TypeName> {
     TypeName::from_name_in_any_case(word).or(match word.to_ascii_lowercase().as_str() {
         "int" | "long" | "short" | "unsigned" | "uint" | "int8" | "int16" | "int32" | "int64"
-        | "uint8" | "uint16" | "uint32" | "uint64" => Some(TypeName::Integer),
-        "double" | "float" | "float32" | "float64" => Some(TypeName::Real),
+        | "uint8" | "uint16" | "uint32" | "uint64" | "i8" | "i16" | "i32" | "i64" | "u8"
+        | "u16" | "u32" | "u64" | "isize" | "usize" => Some(TypeName::Integer),
+        "double" | "float" | "float32" | "float64" | "f32" | "f64" => Some(TypeName::Real),
         "bool" => Some(TypeName::Boolean),
         "char" => Some(TypeName::Str),
         _ => None,
@@ -879,6 +925,65 @@ fn missing_comma(
     d.with_hint(hint)
 }
 
+/// The index of a routine's name, if `tokens[at]` comes right after its
+/// header's name or its parameters: `function F` or `procedure P(a: Real)`.
+fn routine_name_before(tokens: &[(Token, Span)], at: usize) -> Option<usize> {
+    let name = match tokens.get(at.checked_sub(1)?)?.0 {
+        Token::RParen => match back_to_open_bracket(&tokens[..at - 1]) {
+            Back::Bracket(open) if tokens[open].0 == Token::LParen => open.checked_sub(1)?,
+            _ => return None,
+        },
+        _ => at - 1,
+    };
+    let keyword = &tokens.get(name.checked_sub(1)?)?.0;
+    (matches!(tokens[name].0, Token::Ident(_))
+        && matches!(keyword, Token::Function | Token::Procedure))
+    .then_some(name)
+}
+
+/// The header of the routine whose name is at `name`, as this language
+/// writes it, for a hint: "write `function F(a: Real): Real;`" where a
+/// result type follows its parameters (after `:` or `->`, or after
+/// nothing, as Go writes it), else a procedure or a function of that
+/// name. The parameters are the text written between the brackets.
+fn routine_written(tokens: &[(Token, Span)], name: usize, text: &str) -> String {
+    let Some((Token::Ident(word), _)) = tokens.get(name) else {
+        return "write `function F(a: Real): Real;`".to_string();
+    };
+    let mut head = word.clone();
+    let mut after = name + 1;
+    if let Some((Token::LParen, open)) = tokens.get(name + 1) {
+        let close = tokens[name + 2..]
+            .iter()
+            .take_while(|(t, _)| !matches!(t, Token::Semi | Token::Begin | Token::LParen))
+            .position(|(t, _)| *t == Token::RParen)
+            .map(|i| name + 2 + i);
+        match close {
+            Some(close) if tokens[close].1.end - open.start <= 80 => {
+                head.push_str(&text[open.start..tokens[close].1.end]);
+                after = close + 1;
+            }
+            _ => head.push_str("(...)"),
+        }
+    }
+    let ty = match (
+        tokens.get(after),
+        tokens.get(after + 1),
+        tokens.get(after + 2),
+    ) {
+        (Some((Token::Minus, _)), Some((Token::Gt, _)), Some((Token::Ident(ty), _)))
+        | (Some((Token::Colon, _)), Some((Token::Ident(ty), _)), _)
+        | (Some((Token::Ident(ty), _)), _, _) => type_as_c_names_it(ty),
+        _ => None,
+    };
+    match ty {
+        Some(ty) => format!("write `function {head}: {};`", ty.name()),
+        None => format!(
+            "write `procedure {head};`, or `function {head}: Real;` for a routine that gives back a value"
+        ),
+    }
+}
+
 /// The keywords a statement starts with, for a misspelled one.
 const STATEMENT_KEYWORDS: [&str; 9] = [
     "while",
@@ -1058,6 +1163,41 @@ fn common_mistake(
             .with_label(span, "a dot between two names")
             .with_hint(hint);
     }
+    // `function F(a: Real) -> Real;`, `function F(a: Real) Real;`: a
+    // result type written as Python, Rust or Go write it, after the header.
+    if let Some(name) = routine_name_before(tokens, at)
+        && let Some((written_type, type_at)) = match (found, tokens.get(at + 1)) {
+            (Some(Token::Minus), Some((Token::Gt, _))) => Some((true, at + 2)),
+            (Some(Token::Ident(_)), _) => Some((false, at)),
+            _ => None,
+        }
+        && let Some((Token::Ident(ty), type_span)) = tokens.get(type_at)
+        && (written_type || type_as_c_names_it(ty).is_some())
+    {
+        let procedure = matches!(tokens[name - 1].0, Token::Procedure);
+        let hint = routine_written(tokens, name, text);
+        let (message, label) = if written_type {
+            let arrow = Span::new(type_span.source, tokens[at].1.start, tokens[at + 1].1.end);
+            (
+                "a function's result type comes after a `:`, not after `->`",
+                (arrow, "`->` of another language"),
+            )
+        } else {
+            let gap = Span::new(type_span.source, tokens[at - 1].1.end, type_span.start);
+            (
+                "a `:` is missing before the function's result type",
+                (gap, "`:` missing here"),
+            )
+        };
+        let d = Diagnostic::new(label.0, message).with_label(label.0, label.1);
+        return if procedure {
+            d.with_hint(format!(
+                "a procedure gives back no value: {hint}, a function, to give one back"
+            ))
+        } else {
+            d.with_hint(hint)
+        };
+    }
     // `return x;`: a name, then another expression, where a statement starts.
     if let Some((Token::Ident(word), word_span)) = before
         && word.eq_ignore_ascii_case("return")
@@ -1109,6 +1249,11 @@ fn common_mistake(
                 "not a keyword of the language",
                 format!("there is no `{word}`: every builtin is always there"),
                 "remove this line".to_string(),
+            )),
+            "def" | "fn" | "fun" | "func" | "sub" if matches!(found, Token::Ident(_)) => Some((
+                "not a keyword of the language",
+                format!("there is no `{word}`: a routine starts with `function` or `procedure`"),
+                routine_written(tokens, at, text),
             )),
             _ if crate::declarations::find(word).is_some() => Some((
                 "a builtin, called without parentheses",
