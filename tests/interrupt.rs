@@ -4,23 +4,17 @@
 use std::io::Read;
 use std::process::{Command, Stdio};
 
-#[test]
-fn ctrl_c_stops_a_running_program_with_status_130() {
+/// Runs `source` (which prints a line starting with `started ` before its
+/// long part) as a program, sends it a Ctrl-C once that line is out, and
+/// gives back its exit status, stdout and stderr.
+fn interrupted_after_start(name: &str, source: &str) -> (Option<i32>, String, String) {
     let dir = std::env::temp_dir().join(format!("tapec-interrupt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch folder");
-    let program = dir.join("forever.tape");
-    // The program says it has started with a line too long for stdout's
-    // buffer, so it reaches the pipe at once: by then the Ctrl-C handler,
-    // set before the program runs, is in place, and the loop is next.
-    std::fs::write(
-        &program,
-        "s := 'x';\nfor i := 1 to 13 do s := s + s;\nn := 0;\n\
-         WriteLn('started ', s);\nwhile true do n := n + 1;\n",
-    )
-    .expect("write program");
+    let program = dir.join(name);
+    std::fs::write(&program, source).expect("write program");
 
     let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
-        .arg("run")
+        .args(["--threads", "1", "run"])
         .arg(&program)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -49,10 +43,57 @@ fn ctrl_c_stops_a_running_program_with_status_130() {
         .read_to_string(&mut err)
         .expect("read stderr");
     stdout.read_to_end(&mut out).expect("read stdout");
-    assert_eq!(status.code(), Some(130), "stderr: {err}");
-    assert!(err.contains("interrupted"), "stderr: {err}");
-    assert_eq!(
-        String::from_utf8_lossy(&out),
-        format!("started {}\n", "x".repeat(8192))
+    (status.code(), String::from_utf8_lossy(&out).into(), err)
+}
+
+/// The line that says a program has started, too long for stdout's
+/// buffer, so it reaches the pipe at once: by then the Ctrl-C handler,
+/// set before the program runs, is in place, and the long part is next.
+const STARTED: &str = "s := 'x';\nfor i := 1 to 13 do s := s + s;\nWriteLn('started ', s);\n";
+
+#[test]
+fn ctrl_c_stops_a_running_program_with_status_130() {
+    let (status, out, err) = interrupted_after_start(
+        "forever.tape",
+        &format!("n := 0;\n{STARTED}while true do n := n + 1;\n"),
     );
+    assert_eq!(status, Some(130), "stderr: {err}");
+    assert!(err.contains("interrupted"), "stderr: {err}");
+    assert_eq!(out, format!("started {}\n", "x".repeat(8192)));
+}
+
+/// Ctrl-C during statements of long operations and no loop, as during a
+/// `CheckBlame` of a large weight: the run stops at the operation after
+/// it, not when the program ends. Uninterrupted, each of the two long
+/// statements takes tens of seconds; the `WriteLn` between them and after
+/// them never runs.
+#[test]
+fn ctrl_c_stops_a_program_between_two_operations_of_one_statement() {
+    let products = " * a".repeat(400);
+    let (status, out, err) = interrupted_after_start(
+        "products.tape",
+        &format!(
+            "a := Ones(1000, 1000) * 0.001;\n{STARTED}b := a{products};\nWriteLn('after the products');\n\
+             W := Ones(300, 300) * 0.01;\ntape y := Sum(W * W); end;\nWriteLn(CheckBlame(W));\n"
+        ),
+    );
+    assert_eq!(status, Some(130), "stderr: {err}");
+    assert!(err.contains("interrupted"), "stderr: {err}");
+    assert_eq!(out, format!("started {}\n", "x".repeat(8192)));
+}
+
+/// The same inside `CheckBlame`, which replays its tape twice for every
+/// element of the weight: 180,000 replays here.
+#[test]
+fn ctrl_c_stops_a_check_of_blame() {
+    let (status, out, err) = interrupted_after_start(
+        "check.tape",
+        &format!(
+            "W := Ones(300, 300) * 0.01;\ntape y := Sum(W * W); end;\n{STARTED}\
+             WriteLn(CheckBlame(W));\nWriteLn('after the check');\n"
+        ),
+    );
+    assert_eq!(status, Some(130), "stderr: {err}");
+    assert!(err.contains("interrupted"), "stderr: {err}");
+    assert_eq!(out, format!("started {}\n", "x".repeat(8192)));
 }

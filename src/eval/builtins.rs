@@ -1103,6 +1103,7 @@ impl Interpreter {
         let mut worst: f64 = 0.0;
         for i in 0..rows {
             for j in 0..cols {
+                self.interrupted()?;
                 let nudged = |delta: f64| match &base {
                     Tensor::Scalar(x) => Tensor::Scalar(x + delta),
                     Tensor::Matrix(m) => {

@@ -312,11 +312,17 @@ impl Interpreter {
         result
     }
 
-    fn tick(&mut self, span: Span) -> Flow<()> {
+    /// Stops the run if Ctrl-C has been pressed since the last check.
+    pub(crate) fn interrupted(&self) -> Flow<()> {
         if self.interrupt.load(Ordering::Relaxed) {
             self.interrupt.store(false, Ordering::Relaxed);
             return Err(Stop::Interrupted);
         }
+        Ok(())
+    }
+
+    fn tick(&mut self, span: Span) -> Flow<()> {
+        self.interrupted()?;
         if let Some(budget) = &mut self.step_budget {
             if *budget == 0 {
                 return fail(
@@ -354,6 +360,10 @@ impl Interpreter {
         self.current_stmt = span;
         let from = self.tape.records.len();
         run(self)?;
+        // A Ctrl-C during a statement of long operations, not in a loop,
+        // stops the run at the statement's end (the statement undone, at
+        // the prompt), not after the program's end.
+        self.interrupted()?;
         self.tape.release_unread(from);
         if !self.tape.open {
             return Ok(());
@@ -733,6 +743,7 @@ impl Interpreter {
     /// ([`Tape::apply`]: forward, NaN check, and a record if a tape is
     /// open), and what it refuses comes back as a diagnostic.
     pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
+        self.interrupted()?;
         let inputs = tape_inputs(args);
         let name = op.name();
         match self.tape.apply(op, &inputs, span) {
