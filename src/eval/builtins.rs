@@ -1122,6 +1122,24 @@ impl Interpreter {
                 let gap = (numeric - blame.view()[(i, j)]).abs();
                 if gap.is_nan() {
                     let at = nan_at((rows, cols), (i + 1, j + 1));
+                    // A nudge out of an operation's domain (`Sqrt` of a
+                    // value 1e-6 from 0), found by replaying again.
+                    let outside = [step, -step].into_iter().find_map(|delta| {
+                        let record = self.tape.replay_first_nan(node, nudged(delta), result)?;
+                        Some((delta, &self.tape.records[record as usize]))
+                    });
+                    if let Some((delta, record)) = outside {
+                        let op = record.op.name();
+                        return fail(
+                            Diagnostic::new(
+                                arg.value.span,
+                                format!("CheckBlame made a NaN (not a number){at}: nudged by {delta:e}, this value gives `{op}` a NaN"),
+                            )
+                            .with_label(arg.value.span, "nudging this")
+                            .with_label(record.span, format!("NaN here, with the value nudged by {delta:e}"))
+                            .with_hint(format!("the value is within {step:e} of where `{op}` is defined, so finite differences cannot check its blame here")),
+                        );
+                    }
                     return fail(
                         Diagnostic::new(
                             arg.value.span,

@@ -2634,7 +2634,20 @@ def check_blame(x, name, where=None, local=False):
             nudged = flat.clone()
             nudged[k] += step
             value = nudged.reshape(base.shape)
-            results.append(_replay(tape, name, float(value) if base.dim() == 0 else value))
+            try:
+                results.append(_replay(tape, name, float(value) if base.dim() == 0 else value))
+            except TapeError as e:
+                # A nudge out of an operation's domain: tapec names the
+                # operation, at CheckBlame.
+                made = e.message.split(" made a NaN", 1)
+                if len(made) < 2:
+                    raise
+                said = "1e-6" if step > 0 else "-1e-6"
+                raise TapeError(
+                    where,
+                    f"CheckBlame made a NaN (not a number){_nan_at(base.shape, k)}: "
+                    f"nudged by {said}, this value gives `{made[0].strip('`')}` a NaN",
+                ) from None
         difference = abs(float(grads[k]) - (results[0] - results[1]) / 2e-6)
         if difference != difference:
             raise TapeError(where, f"CheckBlame made a NaN (not a number){_nan_at(base.shape, k)}")

@@ -579,11 +579,30 @@ impl Tape {
     /// `node` holding `value` instead, and returns the result. Only the
     /// recorded path is followed: control flow is not re-decided.
     pub fn replay(&self, node: u32, value: Tensor, result: u32) -> Option<f64> {
+        self.replay_to(node, value, result, false).ok()
+    }
+
+    /// The first record that [`Tape::replay`] finds a NaN in, with `node`
+    /// holding `value`.
+    pub fn replay_first_nan(&self, node: u32, value: Tensor, result: u32) -> Option<u32> {
+        self.replay_to(node, value, result, true).err().flatten()
+    }
+
+    /// [`Tape::replay`], stopped at the first record holding a NaN where
+    /// `find_nan` (its index the error); the error is `None` where an
+    /// operation refused its nudged inputs.
+    fn replay_to(
+        &self,
+        node: u32,
+        value: Tensor,
+        result: u32,
+        find_nan: bool,
+    ) -> Result<f64, Option<u32>> {
         let start = node as usize;
         let mut changed: Vec<Option<Tensor>> =
             vec![None; result as usize + 1 - start.min(result as usize + 1)];
         if start > result as usize {
-            return None;
+            return Err(None);
         }
         changed[0] = Some(value);
         for i in start + 1..=result as usize {
@@ -606,12 +625,16 @@ impl Tape {
                     }
                 })
                 .collect();
-            changed[i - start] = Some(record.op.forward(&inputs).ok()?);
+            let out = record.op.forward(&inputs).map_err(|_| None)?;
+            if find_nan && out.first_nan().is_some() {
+                return Err(Some(i as u32));
+            }
+            changed[i - start] = Some(out);
         }
         let out = changed[result as usize - start]
             .as_ref()
             .unwrap_or(&self.records[result as usize].value);
-        Some(out.view()[(0, 0)])
+        Ok(out.view()[(0, 0)])
     }
 
     /// No element of a record's blame is larger in size than this, after a
