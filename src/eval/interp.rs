@@ -175,12 +175,13 @@ pub struct Interpreter {
     /// place of that one: the record, where, and whether a `Nudge` came
     /// first, so that a `Blame` of the variable after it is told where.
     reassigned: Vec<(u32, Span, bool)>,
-    /// The counters of the top-level `for` loops running now, each with
-    /// its name in the `for`: `Nudge` may not change one. The checker
+    /// The counters of the `for` loops running now that are globals, each
+    /// with its name in the `for`: `Nudge` may not change one. The checker
     /// finds a `Nudge` written in a loop's body; a routine called from the
     /// loop can nudge a global only (it sees no other routine's locals,
-    /// and a counter is never a `var` argument), so only the top level's
-    /// counters are kept.
+    /// and a counter is never a `var` argument), so only the counters of
+    /// the top level, and a routine's that are `var` parameters naming a
+    /// global, are kept, by the global's name.
     counters: Vec<(Rc<str>, Span)>,
     /// The rate of the last `Nudge`, for the REPL's echo (a number: no
     /// allocation on the training path).
@@ -445,10 +446,18 @@ impl Interpreter {
                 let first = self.expect_int(&first, from.span, "a `for` bound")?;
                 let last = self.eval(to)?;
                 let last = self.expect_int(&last, to.span, "a `for` bound")?;
-                if !self.frames.is_empty() {
-                    return self.count(var, first, last, *down, body).map(|_| Next::Go);
-                }
-                self.counters.push((var.text.clone(), var.span));
+                // A routine's counter is kept too where it is a global
+                // under a `var` parameter's name, which another routine
+                // may nudge by the global's.
+                let counter = if self.frames.is_empty() {
+                    var.text.clone()
+                } else {
+                    match self.place_of(var) {
+                        Place::Global(_, global) => global,
+                        _ => return self.count(var, first, last, *down, body).map(|_| Next::Go),
+                    }
+                };
+                self.counters.push((counter, var.span));
                 let counted = self.count(var, first, last, *down, body);
                 self.counters.pop();
                 counted.map(|_| Next::Go)
