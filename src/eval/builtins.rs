@@ -674,7 +674,7 @@ impl Interpreter {
             Does::ParamStr => {
                 let i = self.int_arg(b, &vals, 0)?;
                 match usize::try_from(i).ok().and_then(|i| self.params.get(i)) {
-                    Some(p) => Value::Str(p.as_str().into()),
+                    Some(p) => Value::Str(Rc::new(p.clone())),
                     None => {
                         return fail(
                             Diagnostic::new(
@@ -759,12 +759,12 @@ impl Interpreter {
             Does::Plot => {
                 let m = self.matrix(b, &vals, 0)?;
                 let path = match vals.len() {
-                    1 => "".into(),
+                    1 => Rc::default(),
                     _ => self.string(b, &vals, 1)?,
                 };
                 let title = match vals.len() {
                     3 => self.string(b, &vals, 2)?,
-                    _ => "".into(),
+                    _ => Rc::default(),
                 };
                 if path.is_empty() {
                     let chart = crate::eval::plot::braille(&m, &title);
@@ -875,7 +875,7 @@ impl Interpreter {
             .map_or_else(|| fail(kind_error(b, i, &vals[i].0, vals[i].1)), Ok)
     }
 
-    fn string(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Rc<str>> {
+    fn string(&self, b: &Builtin, vals: &[(Value, Span)], i: usize) -> Flow<Rc<String>> {
         match &vals[i].0 {
             Value::Str(s) => Ok(s.clone()),
             other => fail(kind_error(b, i, other, vals[i].1)),

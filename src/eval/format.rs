@@ -237,8 +237,14 @@ mod tests {
         assert_eq!(field(&Value::Real(1.23456, None), 8, Some(3)), "   1.235");
         assert_eq!(field(&Value::Real(1.23456, None), 0, Some(3)), "1.235");
         assert_eq!(field(&Value::int(7), 6, Some(2)), "  7.00");
-        assert_eq!(field(&Value::Str("ab".into()), 4, None), "  ab");
-        assert_eq!(field(&Value::Str("abcdef".into()), 4, None), "abcdef");
+        assert_eq!(
+            field(&Value::Str(Rc::new("ab".to_string())), 4, None),
+            "  ab"
+        );
+        assert_eq!(
+            field(&Value::Str(Rc::new("abcdef".to_string())), 4, None),
+            "abcdef"
+        );
         let m = Value::Matrix(Rc::new(ndarray::array![[1.0, -2.0], [0.5, 10.0]]), None);
         assert_eq!(field(&m, 6, Some(1)), "   1.0   -2.0\n   0.5   10.0");
     }

@@ -313,6 +313,46 @@ impl Interpreter {
         result
     }
 
+    /// `s := s + t` where `s` holds a string: `s`'s own string taken from
+    /// its variable, so that `t` is appended to it in place (its room grown
+    /// by doubling) rather than both copied into a new one, once `t` is
+    /// worked out and is a string that the sum may hold. A string built a
+    /// piece at a time so takes time in proportion to its length, not to
+    /// its square. `None` where the statement is not of that form, and the
+    /// value is then worked out as any other.
+    fn appended_in_place(&mut self, target: &Name, value: &Expr) -> Option<Flow<Value>> {
+        let ExprKind::Chain { first, rest } = &value.kind else {
+            return None;
+        };
+        let [(BinaryOp::Add, op_span, operand)] = rest.as_slice() else {
+            return None;
+        };
+        let ExprKind::Name(name) = &first.kind else {
+            return None;
+        };
+        if name.text != target.text || !matches!(self.slot_mut(name)?.value, Some(Value::Str(_))) {
+            return None;
+        }
+        Some(self.eval(operand).and_then(|right| {
+            let fits = |slot: &Slot| match (&slot.value, &right) {
+                (Some(Value::Str(a)), Value::Str(b)) => {
+                    check_string(a.len() + b.len(), value.span).is_ok()
+                }
+                _ => false,
+            };
+            let left = match self.slot_mut(name) {
+                Some(slot) if fits(slot) => slot.value.take().expect("a string, just seen"),
+                _ => self.eval(first)?,
+            };
+            self.binary(
+                BinaryOp::Add,
+                *op_span,
+                (left, first.span),
+                (right, operand.span),
+            )
+        }))
+    }
+
     /// Stops the run if Ctrl-C has been pressed since the last check.
     pub(crate) fn interrupted(&self) -> Flow<()> {
         if self.interrupt.load(Ordering::Relaxed) {
@@ -405,7 +445,10 @@ impl Interpreter {
             StmtKind::Continue => Ok(Next::Continue),
             StmtKind::Assign { target, value } => self
                 .simple_statement(stmt.span, |me| {
-                    let v = me.eval(value)?;
+                    let v = match me.appended_in_place(target, value) {
+                        Some(v) => v?,
+                        None => me.eval(value)?,
+                    };
                     me.assign_statement(target, v, stmt.span)
                 })
                 .map(|()| Next::Go),
@@ -1177,7 +1220,7 @@ impl Interpreter {
         match &e.kind {
             ExprKind::Integer(n) => Ok(Value::int(*n)),
             ExprKind::Real(x) => Ok(Value::Real(*x, None)),
-            ExprKind::Str(s) => Ok(Value::Str(s.as_str().into())),
+            ExprKind::Str(s) => Ok(Value::Str(Rc::new(s.clone()))),
             ExprKind::Bool(b) => Ok(Value::Bool(*b)),
             ExprKind::Name(name) => {
                 if let Some(read) = self.try_read_variable(name) {
@@ -1469,7 +1512,13 @@ impl Interpreter {
                     && let (Value::Str(a), Value::Str(b)) = (&l, &r)
                 {
                     check_string(a.len() + b.len(), span)?;
-                    return Ok(Value::Str(format!("{a}{b}").into()));
+                    // In place when nothing else holds the left string
+                    // (`appended_in_place`), else into a copy of it.
+                    let (Value::Str(mut a), Value::Str(b)) = (l, r) else {
+                        unreachable!("matched just above")
+                    };
+                    Rc::make_mut(&mut a).push_str(&b);
+                    return Ok(Value::Str(a));
                 }
                 let numeric =
                     |v: &Value| matches!(v, Value::Int(..) | Value::Real(..) | Value::Matrix(..));

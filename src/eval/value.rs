@@ -20,7 +20,7 @@ pub enum Value {
     Int(i64, Option<NodeRef>),
     Real(f64, Option<NodeRef>),
     Bool(bool),
-    Str(Rc<str>),
+    Str(Rc<String>),
     Matrix(Rc<Array2<f64>>, Option<NodeRef>),
 }
 
