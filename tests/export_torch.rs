@@ -279,11 +279,18 @@ fn named_line(text: &str) -> Option<usize> {
 
 /// Programs of `tests/errors` whose scripts do not fail where tapec does,
 /// and why.
-const FAILS_ELSEWHERE: &[(&str, &str)] = &[(
-    "nan_product_overflow",
-    "PyTorch's matrix product fuses each multiply-add: 1e200·1e200 + 1e200·(-1e200) \
+const FAILS_ELSEWHERE: &[(&str, &str)] = &[
+    (
+        "nan_product_overflow",
+        "PyTorch's matrix product fuses each multiply-add: 1e200·1e200 + 1e200·(-1e200) \
          is inf there, NaN in tapec's unfused sums",
-)];
+    ),
+    (
+        "nudge_global_named_by_integer_parameter",
+        "a `var` parameter and the global it names are two variables of the script \
+         (README, known gaps): the global's Nudge is not seen through the parameter",
+    ),
+];
 
 /// Every program of `tests/errors` that passes the checks and fails while
 /// it runs (but those of `FAILS_ELSEWHERE`): its script fails too, with
@@ -403,6 +410,7 @@ const SAME_WORDS: &[&str] = &[
     "nudge_nan_kept",
     "nudge_through_var_of_declared_integer",
     "nudge_through_var_of_the_same_name",
+    "nudge_integer_var_parameter",
     "param_str_range",
     "read_before_assigned",
     "round_too_large",

@@ -216,6 +216,35 @@ impl Interpreter {
                                     .with_hint(format!("declare `{shown}: Real` to train it")),
                             );
                         }
+                        // A running routine's `var` parameter declared
+                        // Integer that names it: the parameter itself, or
+                        // the global a routine it calls nudges by name.
+                        if let Some((param, routine)) = self.integer_parameter_naming(&name) {
+                            let (message, label) = if *param == *name.text {
+                                (
+                                    format!(
+                                        "Nudge would make `{param}` a Real, but it is declared Integer"
+                                    ),
+                                    "declared Integer".to_string(),
+                                )
+                            } else {
+                                (
+                                    format!(
+                                        "Nudge would make `{}` a Real, but `{routine}`'s `var` parameter \
+                                         `{param}`, declared Integer, names it",
+                                        name.text
+                                    ),
+                                    format!("named by `{param}`, declared Integer"),
+                                )
+                            };
+                            return fail(
+                                Diagnostic::new(span, message)
+                                    .with_label(args[0].value.span, label)
+                                    .with_hint(format!(
+                                        "declare `{param}: Real` in `{routine}`'s header to train it"
+                                    )),
+                            );
+                        }
                         Value::Real(*n as f64 - rate * g, None)
                     }
                     (Value::Matrix(m, _), g) => {

@@ -115,6 +115,15 @@ impl Place {
             Place::Global(_, name) | Place::Local(_, name) => name,
         }
     }
+
+    /// Whether both are the one variable.
+    fn same(&self, other: &Place) -> bool {
+        match (self, other) {
+            (Place::Global(a, _), Place::Global(b, _)) => a == b,
+            (Place::Local(a, x), Place::Local(b, y)) => a == b && x == y,
+            _ => false,
+        }
+    }
 }
 
 /// What comes after a statement: the next one, or a loop signal on its
@@ -1982,6 +1991,24 @@ impl Interpreter {
     /// The type a variable was declared with, if any.
     pub fn declared_type(&mut self, name: &Name) -> Option<TypeName> {
         self.slot_mut(name).and_then(|slot| slot.declared)
+    }
+
+    /// The innermost `var` parameter of a running routine that is
+    /// declared Integer and names the variable `name` is (or names): the
+    /// parameter's name, and its routine's, so that `Nudge` does not make
+    /// it a Real through either name.
+    pub(crate) fn integer_parameter_naming(&mut self, name: &Name) -> Option<(Rc<str>, Rc<str>)> {
+        if self.frames.iter().all(|f| f.refs.is_empty()) {
+            return None;
+        }
+        let place = self.place_of(name);
+        self.frames.iter().rev().find_map(|frame| {
+            let r = frame
+                .refs
+                .iter()
+                .find(|r| r.declared == Some(TypeName::Integer) && r.place.same(&place))?;
+            Some((r.name.clone(), frame.routine.name.text.clone()))
+        })
     }
 
     /// Says which statement is running, for the messages that point at it

@@ -997,6 +997,15 @@ impl Exporter<'_> {
             if self.in_routine && !self.own.iter().any(|o| *o == *n.text) {
                 declared.push_str(", shared=True");
             }
+            // The parameter's own annotation, after the variable's type.
+            if through.is_some()
+                && self
+                    .typed
+                    .iter()
+                    .any(|(t, ty)| **t == *n.text && *ty == TypeName::Integer)
+            {
+                declared.push_str(", integer_parameter=True");
+            }
             declared.push_str(self.local_flag(&n.text));
             let nudge = format!("rt.nudge({v}, {}, {rate}{declared})", py_str(&n.text));
             return Ok(match through {

@@ -1620,11 +1620,13 @@ def counting(name, turns):
         _counting.pop()
 
 
-def nudge(v, name, rate, declared=None, where=None, shared=False, local=False):
+def nudge(v, name, rate, declared=None, where=None, shared=False, local=False,
+          integer_parameter=False):
     """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
     variable declared Integer (`declared`, or for a `var` parameter the
-    declared type and name of the caller's variable it names) cannot take
-    the Real it makes, and a
+    declared type and name of the caller's variable it names, or the
+    parameter's own annotation, `integer_parameter`) cannot take the Real
+    it makes, and a
     routine's global (`shared`) cannot be a running loop's counter."""
     _on_the_tape(v, name, "Nudge", where, local)
     if shared and name in _counting:
@@ -1636,6 +1638,8 @@ def nudge(v, name, rate, declared=None, where=None, shared=False, local=False):
     if kind == "Integer":
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it names the caller's "
                                f"`{caller}`, which is declared Integer")
+    if integer_parameter:
+        raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
     g = _blame_of(v)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
     if type(new) is float and new != new:
