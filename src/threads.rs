@@ -79,12 +79,24 @@ pub fn run_on<R: Send + 'static>(
             return pool.install(f);
         }
     }
-    std::thread::Builder::new()
-        .stack_size(stack)
-        .spawn(f)
-        .expect("cannot start the interpreter thread")
-        .join()
-        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    match std::thread::Builder::new().stack_size(stack).spawn(f) {
+        Ok(thread) => thread
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+        // The stack is address space reserved, not memory used: only a
+        // limit on it (`ulimit -v`) refuses it. No smaller stack would do,
+        // as the nesting limits are counted for this one.
+        Err(e) => {
+            eprintln!(
+                "Error: tapec cannot start: the system refused the {} MiB of address space \
+                 its interpreter reserves for a stack ({e})\n  \
+                 Help: a limit on address space (`ulimit -v`) below a few GiB refuses it; \
+                 raise the limit or remove it",
+                stack >> 20
+            );
+            std::process::exit(crate::EXIT_ERROR);
+        }
+    }
 }
 
 /// How long the helper spins after the last [`keep_awake`]: several steps

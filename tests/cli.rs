@@ -205,3 +205,21 @@ fn an_endless_file_is_refused_as_a_program_without_reading_it_all() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("too large for a program"), "{err}");
 }
+
+/// Under a limit on address space too low for the interpreter's stack
+/// (`ulimit -v`, here 1.5 GB), tapec says so and exits with 1: it panicked
+/// before it ran anything.
+#[test]
+fn too_little_address_space_for_the_stack_is_said_plainly() {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1500000 && exec \"$0\" run programs/knob.tape")
+        .arg(env!("CARGO_BIN_EXE_tapec"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run tapec under sh");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.starts_with("Error: tapec cannot start"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
