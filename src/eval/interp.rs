@@ -329,23 +329,36 @@ impl Interpreter {
     /// piece at a time so takes time in proportion to its length, not to
     /// its square. `None` where the statement is not of that form, and the
     /// value is then worked out as any other.
-    fn appended_in_place(&mut self, target: &Name, value: &Expr) -> Option<Flow<Value>> {
-        let ExprKind::Chain { first, rest } = &value.kind else {
-            return None;
-        };
-        let [(BinaryOp::Add, op_span, operand)] = rest.as_slice() else {
+    fn appended_in_place(
+        &mut self,
+        target: &Name,
+        first: &Expr,
+        rest: &[(BinaryOp, Span, Expr)],
+    ) -> Option<Flow<Value>> {
+        let [(BinaryOp::Add, op_span, operand)] = rest else {
             return None;
         };
         let ExprKind::Name(name) = &first.kind else {
             return None;
         };
+        // Not a string, seen without looking `s` up (`x := x + 0.5`).
+        let number = match &operand.kind {
+            ExprKind::Chain { rest, .. } => rest.iter().any(|(op, ..)| *op != BinaryOp::Add),
+            kind => !matches!(
+                kind,
+                ExprKind::Str(_) | ExprKind::Name(_) | ExprKind::Call { .. }
+            ),
+        };
+        if number {
+            return None;
+        }
         if name.text != target.text || !matches!(self.slot_mut(name)?.value, Some(Value::Str(_))) {
             return None;
         }
         Some(self.eval(operand).and_then(|right| {
             let fits = |slot: &Slot| match (&slot.value, &right) {
                 (Some(Value::Str(a)), Value::Str(b)) => {
-                    check_string(a.len() + b.len(), value.span).is_ok()
+                    check_string(a.len() + b.len(), first.span).is_ok()
                 }
                 _ => false,
             };
@@ -454,9 +467,16 @@ impl Interpreter {
             StmtKind::Continue => Ok(Next::Continue),
             StmtKind::Assign { target, value } => self
                 .simple_statement(stmt.span, |me| {
-                    let v = match me.appended_in_place(target, value) {
-                        Some(v) => v?,
-                        None => me.eval(value)?,
+                    let v = match &value.kind {
+                        // An Integer first (`n := n + 1`), as `eval` would.
+                        ExprKind::Chain { first, rest } => match me.plain_int(value) {
+                            Some(n) => Value::int(n),
+                            None => match me.appended_in_place(target, first, rest) {
+                                Some(v) => v?,
+                                None => me.eval_chain(first, rest)?,
+                            },
+                        },
+                        _ => me.eval(value)?,
                     };
                     me.assign_statement(target, v, stmt.span)
                 })
@@ -1301,24 +1321,30 @@ impl Interpreter {
                 if let Some(n) = self.plain_int(e) {
                     return Ok(Value::int(n));
                 }
-                let mut acc = self.eval(first)?;
-                let mut acc_span = first.span;
-                for (op, op_span, operand) in rest {
-                    match (op, &acc) {
-                        (BinaryOp::And, Value::Bool(false)) | (BinaryOp::Or, Value::Bool(true)) => {
-                            acc_span = acc_span.to(operand.span);
-                            continue;
-                        }
-                        _ => {}
-                    }
-                    let right = self.eval(operand)?;
-                    acc = self.binary(*op, *op_span, (acc, acc_span), (right, operand.span))?;
-                    acc_span = acc_span.to(operand.span);
-                }
-                Ok(acc)
+                self.eval_chain(first, rest)
             }
             ExprKind::Error => fail(Diagnostic::new(e.span, "this expression did not parse")),
         }
+    }
+
+    /// `first op1 e1 op2 e2 ...`, grouped to the left, where it is not a
+    /// plain Integer expression.
+    fn eval_chain(&mut self, first: &Expr, rest: &[(BinaryOp, Span, Expr)]) -> Flow<Value> {
+        let mut acc = self.eval(first)?;
+        let mut acc_span = first.span;
+        for (op, op_span, operand) in rest {
+            match (op, &acc) {
+                (BinaryOp::And, Value::Bool(false)) | (BinaryOp::Or, Value::Bool(true)) => {
+                    acc_span = acc_span.to(operand.span);
+                    continue;
+                }
+                _ => {}
+            }
+            let right = self.eval(operand)?;
+            acc = self.binary(*op, *op_span, (acc, acc_span), (right, operand.span))?;
+            acc_span = acc_span.to(operand.span);
+        }
+        Ok(acc)
     }
 
     /// The value of an Integer expression made of literals, variables and
