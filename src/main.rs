@@ -191,7 +191,15 @@ fn install_kernel(sys_prefix: bool, prefix: Option<PathBuf>) -> i32 {
 fn run(file: PathBuf, args: Vec<String>, color: bool) -> i32 {
     let interrupt = Arc::new(AtomicBool::new(false));
     let flag = interrupt.clone();
-    let _ = ctrlc::set_handler(move || flag.store(true, Ordering::Relaxed));
+    let _ = ctrlc::set_handler(move || {
+        // A second Ctrl-C before the run has stopped for the first (it
+        // waits in a read that does not end, or in one long operation)
+        // ends tapec at once.
+        if flag.swap(true, Ordering::Relaxed) {
+            eprintln!("interrupted");
+            std::process::exit(tapec::EXIT_INTERRUPTED);
+        }
+    });
     let mut opts = tapec::RunOptions::new(file);
     opts.args = args;
     opts.color = color;

@@ -97,3 +97,65 @@ fn ctrl_c_stops_a_check_of_blame() {
     assert!(err.contains("interrupted"), "stderr: {err}");
     assert_eq!(out, format!("started {}\n", "x".repeat(8192)));
 }
+
+/// A second Ctrl-C ends a run that has not stopped for the first: here it
+/// waits to read a named pipe that no one writes.
+#[test]
+fn a_second_ctrl_c_ends_a_run_waiting_in_a_read() {
+    let dir = std::env::temp_dir().join(format!("tapec-interrupt-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let pipe = dir.join("nobody-writes");
+    let _ = std::fs::remove_file(&pipe);
+    let made = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
+    assert!(made.success());
+    let program = dir.join("reads.tape");
+    std::fs::write(
+        &program,
+        format!(
+            "{STARTED}m := Load('{}');\nWriteLn('read');\n",
+            pipe.display()
+        ),
+    )
+    .expect("write program");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
+        .arg("run")
+        .arg(&program)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start tapec");
+    let mut stdout = child.stdout.take().expect("stdout");
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 4096];
+    while !out.ends_with(b"\n") {
+        let n = stdout.read(&mut chunk).expect("read stdout");
+        assert!(n > 0, "tapec ended before it started: {out:?}");
+        out.extend_from_slice(&chunk[..n]);
+    }
+    let interrupt = || {
+        let sent = Command::new("kill")
+            .arg("-INT")
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+    };
+    interrupt();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    interrupt();
+    // A watchdog, not a speed target: the run ends in milliseconds, or
+    // waits for ever.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("tapec still waits in its read after two Ctrl-Cs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let _ = std::fs::remove_file(&pipe);
+    assert_eq!(status.code(), Some(130));
+}
