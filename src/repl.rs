@@ -1552,6 +1552,13 @@ impl Pending {
             return self.last != Some(Token::Semi)
                 && program.body.last().is_some_and(else_may_follow);
         }
+        // A routine's header with a mistake, and nothing after it yet:
+        // its body comes on the next lines, and is read with it rather
+        // than run alone (`Result := a * 2` without its `a`). A line after
+        // the header that does not start the body ends the entry.
+        if self.in_header && header_is_last(&self.text) {
+            return true;
+        }
         errors
             .iter()
             .any(|d| d.span.start >= self.text.trim_end().len())
@@ -1658,6 +1665,30 @@ impl Pending {
         }
         self.comment.is_none()
     }
+}
+
+/// Whether the text's last routine header ends the text: it is whole, and
+/// nothing follows the `;` after its parameters. A mistake in a header not
+/// yet whole is told at once, as any in a short entry.
+fn header_is_last(text: &str) -> bool {
+    let (tokens, _) = lex(text, 0);
+    let Some(start) = tokens
+        .iter()
+        .rposition(|(t, _)| matches!(t, Token::Procedure | Token::Function))
+    else {
+        return false;
+    };
+    let mut depth = 0isize;
+    for (i, (token, _)) in tokens.iter().enumerate().skip(start) {
+        match token {
+            Token::LParen | Token::LBracket => depth += 1,
+            Token::RParen | Token::RBracket => depth -= 1,
+            Token::Semi if depth <= 0 => return i + 1 == tokens.len(),
+            Token::Begin | Token::Var => return false,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// How far the tokens of an entry have come into a `case x of`.
@@ -2456,6 +2487,37 @@ mod tests {
             assert!(!after[1].0, "{lines:?}: still waits");
             assert!(after[1].1.contains("Error"), "{lines:?}: {}", after[1].1);
         }
+    }
+
+    /// A routine's header that is whole but has a mistake waits for its
+    /// body, which is told with it, not run alone as a block whose
+    /// parameters are unknown; a line after it that starts no body ends
+    /// the entry.
+    #[test]
+    fn a_whole_header_with_a_mistake_takes_its_body_first() {
+        let lines = [
+            "function F(a: Real) -> Real;",
+            "begin",
+            "  Result := a * 2;",
+            "end;",
+        ];
+        let after = typed(lines.iter().map(|l| l.to_string()).collect());
+        let (last, before) = after.split_last().expect("lines");
+        assert!(
+            before
+                .iter()
+                .all(|(waits, shown)| *waits && shown.is_empty()),
+            "{after:?}"
+        );
+        assert!(!last.0, "still waits");
+        assert!(last.1.contains("comes after a `:`"), "{}", last.1);
+        assert!(!last.1.contains("unknown variable"), "{}", last.1);
+        let after = typed(vec![
+            "procedure P(a: Real) Real;".into(),
+            "WriteLn(1);".into(),
+        ]);
+        assert!(after[0].0 && after[0].1.is_empty(), "{after:?}");
+        assert!(!after[1].0 && after[1].1.contains("Error"), "{after:?}");
     }
 
     /// In a long entry, a mistake in what cannot end yet is told when
