@@ -189,60 +189,56 @@ impl Interpreter {
                     (Value::Real(x, _), Tensor::Scalar(g)) => Value::Real(x - rate * g, None),
                     // Nudge makes an Integer a Real (`knob := 0;` trains).
                     (Value::Int(n, _), Tensor::Scalar(g)) => {
-                        if self.declared_type(&name) == Some(TypeName::Integer) {
-                            // A `var` parameter is the caller's variable,
-                            // and that is what is declared.
+                        // Refused where what `Nudge` changes is declared
+                        // Integer: the variable (for a `var` parameter, the
+                        // caller's variable it names), or a running
+                        // routine's `var` parameter that names it (the
+                        // parameter itself, or the global a routine it
+                        // calls nudges by name). Each: the name declared,
+                        // why and the label where that is not the name
+                        // nudged, and the hint.
+                        let declared = if self.declared_type(&name) == Some(TypeName::Integer) {
                             let shown = self.shown_name(&name);
-                            let (message, label) = if *shown == *name.text {
+                            let names = (*shown != *name.text).then(|| {
                                 (
                                     format!(
-                                        "Nudge would make `{shown}` a Real, but it is declared Integer"
-                                    ),
-                                    "declared Integer".to_string(),
-                                )
-                            } else {
-                                (
-                                    format!(
-                                        "Nudge would make `{}` a Real, but it names the caller's \
-                                         `{shown}`, which is declared Integer",
-                                        name.text
+                                        "it names the caller's `{shown}`, which is declared Integer"
                                     ),
                                     format!("names `{shown}`, declared Integer"),
                                 )
-                            };
-                            return fail(
-                                Diagnostic::new(span, message)
-                                    .with_label(args[0].value.span, label)
-                                    .with_hint(format!("declare `{shown}: Real` to train it")),
-                            );
-                        }
-                        // A running routine's `var` parameter declared
-                        // Integer that names it: the parameter itself, or
-                        // the global a routine it calls nudges by name.
-                        if let Some((param, routine)) = self.integer_parameter_naming(&name) {
-                            let (message, label) = if *param == *name.text {
+                            });
+                            Some((names, format!("declare `{shown}: Real` to train it")))
+                        } else if let Some((param, routine)) = self.integer_parameter_naming(&name)
+                        {
+                            let names = (*param != *name.text).then(|| {
                                 (
-                                    format!(
-                                        "Nudge would make `{param}` a Real, but it is declared Integer"
-                                    ),
-                                    "declared Integer".to_string(),
-                                )
-                            } else {
-                                (
-                                    format!(
-                                        "Nudge would make `{}` a Real, but `{routine}`'s `var` parameter \
-                                         `{param}`, declared Integer, names it",
-                                        name.text
-                                    ),
+                                    format!("`{routine}`'s `var` parameter `{param}`, declared Integer, names it"),
                                     format!("named by `{param}`, declared Integer"),
                                 )
-                            };
+                            });
+                            Some((
+                                names,
+                                format!(
+                                    "declare `{param}: Real` in `{routine}`'s header to train it"
+                                ),
+                            ))
+                        } else {
+                            None
+                        };
+                        if let Some((names, hint)) = declared {
+                            let (why, label) = names.unwrap_or_else(|| {
+                                (
+                                    "it is declared Integer".to_string(),
+                                    "declared Integer".to_string(),
+                                )
+                            });
                             return fail(
-                                Diagnostic::new(span, message)
-                                    .with_label(args[0].value.span, label)
-                                    .with_hint(format!(
-                                        "declare `{param}: Real` in `{routine}`'s header to train it"
-                                    )),
+                                Diagnostic::new(
+                                    span,
+                                    format!("Nudge would make `{}` a Real, but {why}", name.text),
+                                )
+                                .with_label(args[0].value.span, label)
+                                .with_hint(hint),
                             );
                         }
                         Value::Real(*n as f64 - rate * g, None)
