@@ -352,26 +352,37 @@ impl Interpreter {
         if number {
             return None;
         }
-        if name.text != target.text || !matches!(self.slot_mut(name)?.value, Some(Value::Str(_))) {
+        if name.text != target.text {
             return None;
         }
+        // `s` as it is before the added part is worked out, which a call
+        // in it may change through a `var` parameter: the sum is of this.
+        let Some(Value::Str(before)) = &self.slot_mut(name)?.value else {
+            return None;
+        };
+        let before = before.clone();
         Some(self.eval(operand).and_then(|right| {
-            let fits = |slot: &Slot| match (&slot.value, &right) {
-                (Some(Value::Str(a)), Value::Str(b)) => {
-                    check_string(a.len() + b.len(), first.span).is_ok()
+            let Value::Str(b) = &right else {
+                let left = (Value::Str(before), first.span);
+                return self.binary(BinaryOp::Add, *op_span, left, (right, operand.span));
+            };
+            check_string(before.len() + b.len(), first.span.to(operand.span))?;
+            // Taken from the variable if it still holds that string: then
+            // nothing else may hold it, and it grows in place.
+            let slot = self.slot_mut(name);
+            let same = slot.as_ref().is_some_and(
+                |slot| matches!(&slot.value, Some(Value::Str(now)) if Rc::ptr_eq(now, &before)),
+            );
+            let taken = slot.filter(|_| same).and_then(|slot| slot.value.take());
+            let mut left = match taken {
+                Some(Value::Str(now)) => {
+                    drop(before);
+                    now
                 }
-                _ => false,
+                _ => before,
             };
-            let left = match self.slot_mut(name) {
-                Some(slot) if fits(slot) => slot.value.take().expect("a string, just seen"),
-                _ => self.eval(first)?,
-            };
-            self.binary(
-                BinaryOp::Add,
-                *op_span,
-                (left, first.span),
-                (right, operand.span),
-            )
+            Rc::make_mut(&mut left).push_str(b);
+            Ok(Value::Str(left))
         }))
     }
 
@@ -424,8 +435,9 @@ impl Interpreter {
         let from = self.tape.records.len();
         run(self)?;
         // A Ctrl-C during a statement of long operations, not in a loop,
-        // stops the run at the statement's end (the statement undone, at
-        // the prompt), not after the program's end.
+        // stops the run at the statement's end, not after the program's
+        // end. The statement completed, so the prompt keeps it (as it
+        // keeps what completed before).
         self.interrupted()?;
         self.tape.release_unread(from);
         if !self.tape.open {
