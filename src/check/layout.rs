@@ -19,7 +19,42 @@ pub fn among_errors(mut errors: Vec<Diagnostic>, stmts: &[Stmt], text: &str) -> 
 pub fn indentation_warnings(stmts: &[Stmt], text: &str) -> Vec<Diagnostic> {
     let mut warnings = Vec::new();
     list(stmts, text, &mut warnings);
+    hidden_blocks(stmts, text, &mut warnings);
     warnings
+}
+
+/// `if x > 0 then {` with statements on the lines after it, up to a `}`:
+/// braces written as C writes a block, where `{` opens a comment, so the
+/// statements in it never run and the `if` takes the statement after the
+/// `}`. Looked for only in a text that parses; where one does not, the
+/// parser's error says it (`braces_as_a_block`).
+fn hidden_blocks(stmts: &[Stmt], text: &str, warnings: &mut Vec<Diagnostic>) {
+    let Some(first) = stmts.first() else {
+        return;
+    };
+    let source = first.span.source;
+    let (_, comments, _) = crate::syntax::lexer::lex_with_comments(text, source);
+    for comment in comments {
+        if !text[comment.start..].starts_with('{')
+            || !crate::syntax::lexer::opens_like_a_block(text, comment.start)
+        {
+            continue;
+        }
+        let line = text[..comment.end].matches('\n').count() + 1;
+        let open = Span::new(source, comment.start, comment.start + 1);
+        let close = Span::new(source, comment.end - 1, comment.end);
+        warnings.push(
+            Diagnostic::warning(
+                open,
+                format!(
+                    "this `{{` starts a comment, not a block: the statements in it, up to line {line}, never run"
+                ),
+            )
+            .with_label(open, "a comment starts here")
+            .with_label(close, "and ends here")
+            .with_hint(crate::syntax::lexer::BRACES_HINT),
+        );
+    }
 }
 
 /// The column (from 0, in characters) where `at` stands, and whether

@@ -588,15 +588,39 @@ pub(crate) const BRACES_HINT: &str = "`{ ... }` is a comment, so the statements 
      skipped: a block of statements is written `begin ... end`";
 
 /// Whether the `{` at `at` in `text` opens a comment as C opens a block:
-/// at the end of a line of code, with a `;` before its `}`.
+/// at the end of a line of code that a block may follow there (after a
+/// `)`, `then`, `do`, `else` or a type's name, or on a line that starts
+/// an `if`, a loop or a routine: `if (x > 0) {`, `while i < 3 {`,
+/// `function F(a: Real): Real {`), with a `;` before its `}`. After a
+/// `;`, or after an assignment's value, it is a comment.
 pub(crate) fn opens_like_a_block(text: &str, at: usize) -> bool {
     let line_start = text[..at].rfind('\n').map_or(0, |n| n + 1);
+    let code = text[line_start..at].trim_end();
     let rest = &text[at + 1..];
     let line_end = rest.find('\n').unwrap_or(rest.len());
     let close = rest.find('}').unwrap_or(rest.len());
-    !text[line_start..at].trim().is_empty()
-        && rest[..line_end].trim().is_empty()
-        && rest[..close].contains(';')
+    let last_word = code
+        .rsplit(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let first_word = code
+        .trim_start()
+        .split(|c: char| !c.is_ascii_alphanumeric() && c != '_')
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let opens = !code.ends_with(';')
+        && (code.ends_with(')')
+            || matches!(
+                last_word.as_str(),
+                "then" | "do" | "else" | "real" | "integer" | "boolean" | "string" | "matrix"
+            )
+            || matches!(
+                first_word.as_str(),
+                "if" | "while" | "for" | "else" | "function" | "procedure"
+            ));
+    opens && rest[..line_end].trim().is_empty() && rest[..close].contains(';')
 }
 
 /// `text` is the erring slice, `rest` the source from its start on (where
@@ -713,9 +737,7 @@ fn lex_into(
         let mut span = Span::new(source, range.start, range.end);
         let token = match result {
             Ok(RawToken::Comment) => {
-                if text[range.start..].starts_with('{') {
-                    last_brace = Some(range.start);
-                }
+                last_brace = text[range.start..].starts_with('{').then_some(range.start);
                 if let Some(comments) = comments.as_deref_mut() {
                     comments.push(span);
                 }
@@ -802,6 +824,9 @@ fn lex_into(
                 Token::Error
             }
         };
+        // A `}` is told as the end of a block hidden in a comment only
+        // right after that comment, with no token between.
+        last_brace = None;
         tokens.push((token, span));
     }
     (tokens, errors)

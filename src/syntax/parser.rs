@@ -1250,11 +1250,18 @@ fn common_mistake(
                 format!("there is no `{word}`: every builtin is always there"),
                 "remove this line".to_string(),
             )),
-            "def" | "fn" | "fun" | "func" | "sub" if matches!(found, Token::Ident(_)) => Some((
-                "not a keyword of the language",
-                format!("there is no `{word}`: a routine starts with `function` or `procedure`"),
-                routine_written(tokens, at, text),
-            )),
+            "def" | "fn" | "fun" | "func" | "sub"
+                if matches!(found, Token::Ident(_))
+                    && !routine_names(tokens).contains(word.as_str()) =>
+            {
+                Some((
+                    "not a keyword of the language",
+                    format!(
+                        "there is no `{word}`: a routine starts with `function` or `procedure`"
+                    ),
+                    routine_written(tokens, at, text),
+                ))
+            }
             _ if crate::declarations::find(word).is_some() => Some((
                 "a builtin, called without parentheses",
                 format!("a call of `{word}` puts its arguments in parentheses"),
