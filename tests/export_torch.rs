@@ -389,6 +389,7 @@ const SAME_WORDS: &[&str] = &[
     "blame_of_a_string",
     "chained_comparison",
     "check_blame_nan",
+    "check_blame_nudged_into_an_overflow",
     "check_blame_nudged_out_of_sqrt",
     "cross_entropy_one_row",
     "cross_entropy_targets",

@@ -1148,10 +1148,15 @@ impl Interpreter {
                 if gap.is_nan() {
                     let at = nan_at((rows, cols), (i + 1, j + 1));
                     // A nudge out of an operation's domain (`Sqrt` of a
-                    // value 1e-6 from 0), found by replaying again.
+                    // value 1e-6 from 0), found by replaying again: one of
+                    // those that make a NaN of finite inputs. Any other's
+                    // NaN comes of an infinity (`Exp(x) - Exp(x)`).
                     let outside = [step, -step].into_iter().find_map(|delta| {
                         let record = self.tape.replay_first_nan(node, nudged(delta), result)?;
-                        Some((delta, &self.tape.records[record as usize]))
+                        let record = &self.tape.records[record as usize];
+                        DOMAINS
+                            .contains(&record.op.name())
+                            .then_some((delta, record))
                     });
                     if let Some((delta, record)) = outside {
                         let op = record.op.name();
@@ -1180,6 +1185,11 @@ impl Interpreter {
         Ok(Value::Real(worst, None))
     }
 }
+
+/// The operations that make a NaN of finite inputs outside their domain,
+/// which `CheckBlame` names when its nudge takes a value there (as the
+/// exported runtime's `check_blame` does).
+const DOMAINS: [&str; 4] = ["Sqrt", "Log", "Power", "/"];
 
 /// An error about a file a program names, with the path's argument marked.
 fn about_path(span: Span, message: String) -> Diagnostic {

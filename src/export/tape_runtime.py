@@ -2646,6 +2646,9 @@ def check_blame(x, name, where=None, local=False):
                 made = e.message.split(" made a NaN", 1)
                 if len(made) < 2:
                     raise
+                if made[0].strip("`") not in ("Sqrt", "Log", "Power", "/"):
+                    # Any other operation's NaN comes of an infinity.
+                    raise TapeError(where, f"CheckBlame made a NaN (not a number){_nan_at(base.shape, k)}") from None
                 said = "1e-6" if step > 0 else "-1e-6"
                 raise TapeError(
                     where,
