@@ -42,7 +42,7 @@ enum Color {
 struct Threads {
     /// Threads for large matrix products (default: TAPEC_THREADS, else the
     /// machine's cores). The results are the same, bit for bit, at any count.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=tapec::threads::MOST as i64))]
     threads: Option<u32>,
 }
 

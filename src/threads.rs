@@ -19,14 +19,22 @@ static COUNT: AtomicUsize = AtomicUsize::new(0);
 pub fn from_env() -> Result<Option<usize>, String> {
     match std::env::var("TAPEC_THREADS") {
         Err(_) => Ok(None),
-        Ok(text) => parse(&text)
-            .map(Some)
-            .ok_or_else(|| format!("TAPEC_THREADS must be a whole number from 1 up, not `{text}`")),
+        Ok(text) => parse(&text).map(Some).ok_or_else(|| {
+            format!("TAPEC_THREADS must be a whole number from 1 to {MOST}, not `{text}`")
+        }),
     }
 }
 
+/// The most threads a run may be given (`--threads` too): each reserves
+/// its stack's address space when the run starts, and a hundred thousand
+/// took longer to start than any program here takes to run.
+pub const MOST: usize = 1024;
+
 fn parse(text: &str) -> Option<usize> {
-    text.trim().parse::<usize>().ok().filter(|&n| n >= 1)
+    text.trim()
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| (1..=MOST).contains(&n))
 }
 
 /// Sets the count; it holds for the rest of the process once a product

@@ -223,3 +223,28 @@ fn too_little_address_space_for_the_stack_is_said_plainly() {
     assert!(err.starts_with("Error: tapec cannot start"), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+/// `TAPEC_THREADS` takes what `--threads` takes, 1 to 1024: a hundred
+/// thousand threads, each reserving its stack, took minutes to start
+/// before even `check` of a one-line program.
+#[test]
+fn threads_past_the_most_are_a_usage_error_from_the_environment_too() {
+    for (value, code) in [
+        ("100000", Some(2)),
+        ("0", Some(2)),
+        ("1025", Some(2)),
+        ("1024", Some(0)),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .args(["check", "programs/knob.tape"])
+            .env("TAPEC_THREADS", value)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .expect("run tapec");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), code, "TAPEC_THREADS={value}: {err}");
+        if code == Some(2) {
+            assert!(err.contains("from 1 to 1024"), "{err}");
+        }
+    }
+}
