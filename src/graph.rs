@@ -67,6 +67,32 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
     }
 }
 
+/// Whether what is at `path` may be written over by a picture: nothing
+/// yet, an empty file, something other than a file, or a file that starts
+/// as one of the pictures `graph` writes (DOT, SVG, PNG, the walk's page).
+/// Anything else, a program above all (`tapec graph prog -o prog`, or a
+/// link to it), is kept.
+pub(crate) fn holds_a_picture(path: &Path) -> bool {
+    use std::io::Read;
+    let Ok(file) = std::fs::File::open(path) else {
+        return true;
+    };
+    if !file.metadata().is_ok_and(|m| m.is_file()) {
+        return true;
+    }
+    let mut start = Vec::with_capacity(64);
+    if file.take(64).read_to_end(&mut start).is_err() {
+        return true;
+    }
+    let text = String::from_utf8_lossy(&start);
+    let text = text.trim_start().to_ascii_lowercase();
+    start.is_empty()
+        || start.starts_with(b"\x89PNG")
+        || ["digraph", "<svg", "<?xml", "<!doctype html", "<html"]
+            .iter()
+            .any(|p| text.starts_with(p))
+}
+
 /// Writes the picture of `tape` to `path`: DOT as it is, SVG or PNG drawn
 /// by tapec (`picture.rs`), or the walk as a page (`page.rs`, which walks
 /// the tape again with its steps written down). `title` names the program
@@ -74,6 +100,14 @@ pub fn format_of(path: &Path) -> Result<&'static str, String> {
 pub fn write(tape: &mut Tape, path: &Path, title: &str, sources: &SourceMap) -> Result<(), String> {
     let format = format_of(path)?;
     let what = format!("`{}`", path.display());
+    if !holds_a_picture(path) {
+        return Err(format!(
+            "cannot write {what}: it is a file that holds no picture (the program itself, or \
+             another), and a picture is written over a picture only; name another file, such \
+             as `tape.{}`",
+            if format == "dot" { "dot" } else { format }
+        ));
+    }
     // The walk's page draws the tape too; its way out is the walk as text.
     if format == "html"
         && let Some(why) = crate::picture::too_many_to_draw(tape, &what)

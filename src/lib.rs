@@ -264,6 +264,18 @@ pub fn graph_file(
         );
         return report_unplaced(message, opts.color, err);
     }
+    // Nor over a file that holds no picture, the program above all: found
+    // before the program runs, and said again by `graph::write` after.
+    if let Some(path) = picture
+        && !graph::holds_a_picture(path)
+    {
+        let message = format!(
+            "cannot write `{}`: it is a file that holds no picture (the program itself, or \
+             another), and a picture is written over a picture only; name another file",
+            path.display()
+        );
+        return report_unplaced(message, opts.color, err);
+    }
     let mut sources = SourceMap::default();
     let loaded = load(opts, &mut sources);
     let (program_out, mut dot_out): (Box<dyn Write>, Option<Box<dyn Write>>) = match picture {
@@ -346,6 +358,15 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
         return EXIT_ERROR;
     };
     let runtime = folder.join("tape_runtime.py");
+    if eval::files::same_file(&runtime, &opts.path) {
+        let message = format!(
+            "cannot write the runtime `{}` beside the script: that is the program itself; \
+             name the program otherwise (`.tape`), or write the script into another folder \
+             with `-o`",
+            runtime.display()
+        );
+        return report_unplaced(message, opts.color, err);
+    }
     for (path, text) in [(&script_path, script.as_str()), (&runtime, export::RUNTIME)] {
         if let Err(e) = std::fs::write(path, text) {
             let message = format!(
@@ -373,11 +394,25 @@ pub fn export_file(opts: &RunOptions, output: Option<&Path>, err: &mut dyn Write
 /// (`torch.py`, `random.py`) is never imported in its place.
 fn unfit_script_name(script: &Path, program: &Path) -> Option<String> {
     if eval::files::same_file(script, program) {
+        // A name beside the program that is neither it nor the runtime's:
+        // `prog.py` for `prog.tape`, `x_script.py` for a program `x.py`.
+        let stem = program.file_stem().unwrap_or_default().to_string_lossy();
+        let stem = if stem == "tape_runtime" {
+            "program"
+        } else {
+            &*stem
+        };
+        let plain = program.with_file_name(format!("{stem}.py"));
+        let other = if plain == program || stem == "program" {
+            program.with_file_name(format!("{stem}_script.py"))
+        } else {
+            plain
+        };
         return Some(format!(
             "cannot write the script to `{}`: that is the program itself; name the script \
              with `-o`, such as `-o {}`",
             script.display(),
-            program.with_extension("py").display()
+            other.display()
         ));
     }
     (script.file_name()? == "tape_runtime.py").then(|| {

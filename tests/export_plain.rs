@@ -339,6 +339,37 @@ fn tapec_export_writes_the_script_and_its_runtime() {
         std::fs::read_to_string(&runtime).unwrap(),
         tapec::export::RUNTIME
     );
+    // A program named as a script: the name offered is another.
+    let named_py = dir.join("x.py");
+    std::fs::write(&named_py, text).unwrap();
+    let out = tapec(&[named_py.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&format!(
+            "such as `-o {}`",
+            dir.join("x_script.py").display()
+        )),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A program named as the runtime: the runtime is not written over it.
+    let sub = dir.join("named_as_runtime");
+    std::fs::create_dir_all(&sub).unwrap();
+    let as_runtime = sub.join("tape_runtime.py");
+    std::fs::write(&as_runtime, text).unwrap();
+    let out = tapec(&[
+        as_runtime.as_os_str(),
+        "-o".as_ref(),
+        sub.join("other.py").as_os_str(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("that is the program itself"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(std::fs::read_to_string(&as_runtime).unwrap(), text);
+    assert!(!sub.join("other.py").exists());
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -98,6 +98,44 @@ fn a_picture_that_cannot_be_written_is_an_error() {
     );
 }
 
+/// A picture is written over a picture only: never over the program
+/// (`tapec graph prog -o prog`, or through a link to it), nor over a file
+/// the prompt loaded; a picture drawn before is replaced.
+#[test]
+fn a_picture_never_replaces_a_file_that_holds_no_picture() {
+    let dir = scratch().join("over-program");
+    std::fs::create_dir_all(&dir).unwrap();
+    let text = "w := [[1, 2]];\ntape\n  s := Sum(Hadamard(w, w));\nend;\n";
+    let program = dir.join("prog");
+    std::fs::write(&program, text).unwrap();
+    let graph = |to: &Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_tapec"))
+            .arg("graph")
+            .arg(&program)
+            .arg("-o")
+            .arg(to)
+            .output()
+            .unwrap()
+    };
+    let out = graph(&program);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("holds no picture"));
+    let link = dir.join("link.svg");
+    let _ = std::fs::remove_file(&link);
+    std::os::unix::fs::symlink(&program, &link).unwrap();
+    assert_eq!(graph(&link).status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(&program).unwrap(), text);
+    for picture in ["tape.svg", "tape.png", "tape.html", "tape.dot", "tape"] {
+        let to = dir.join(picture);
+        assert_eq!(graph(&to).status.code(), Some(0), "{picture}");
+        assert_eq!(graph(&to).status.code(), Some(0), "{picture} again");
+    }
+    let transcript = format!(":load {}\n:graph {}\n", program.display(), program.display());
+    let session = tapec::with_big_stack(move || tapec::repl::transcript(&transcript));
+    assert!(session.contains("holds no picture"), "{session}");
+    assert_eq!(std::fs::read_to_string(&program).unwrap(), text);
+}
+
 /// Every course program's last tape drawn by tapec itself, with no
 /// system tool: well-formed SVG with a box for every record and an arrow
 /// for every input, no two boxes overlapping; and the PNG rasterised from
