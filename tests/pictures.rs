@@ -130,7 +130,11 @@ fn a_picture_never_replaces_a_file_that_holds_no_picture() {
         assert_eq!(graph(&to).status.code(), Some(0), "{picture}");
         assert_eq!(graph(&to).status.code(), Some(0), "{picture} again");
     }
-    let transcript = format!(":load {}\n:graph {}\n", program.display(), program.display());
+    let transcript = format!(
+        ":load {}\n:graph {}\n",
+        program.display(),
+        program.display()
+    );
     let session = tapec::with_big_stack(move || tapec::repl::transcript(&transcript));
     assert!(session.contains("holds no picture"), "{session}");
     assert_eq!(std::fs::read_to_string(&program).unwrap(), text);
