@@ -118,7 +118,7 @@ const RESERVED: &[&str] = &[
     "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
     "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
     "with", "yield", "match", "case", "type", "rt", "os", "sys", "range", "print", "int", "float",
-    "str", "bool", "len", "globals",
+    "str", "bool", "len", "globals", "locals",
 ];
 
 /// A name of the program as the script spells it: with `_` added to a
