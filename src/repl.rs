@@ -1517,17 +1517,23 @@ impl Pending {
     }
 
     /// Whether the entry is the prompt's own `word` (`tape`, `end`): that
-    /// word alone, but for blanks and final `;`s. Only a first line is
+    /// word alone, but for blanks, comments and final `;`s. Only a first line is
     /// looked at: the lines after it would add only blanks and `;`s, so
     /// the first would have been the word already.
     fn is_word(&self, word: &str) -> bool {
-        self.lines == 1
-            && self
-                .text
-                .trim()
-                .trim_end_matches(';')
-                .trim()
-                .eq_ignore_ascii_case(word)
+        if self.lines != 1 {
+            return false;
+        }
+        // As lexed, so that a comment after it (`end; // done`) is no part
+        // of the line, as anywhere else.
+        let (tokens, errors) = lex(&self.text, 0);
+        let keyword = match word {
+            "tape" => Token::Tape,
+            _ => Token::End,
+        };
+        errors.is_empty()
+            && matches!(tokens.split_first(), Some(((first, _), rest))
+                if *first == keyword && rest.iter().all(|(t, _)| *t == Token::Semi))
     }
 
     /// Whether the entry goes on to the next line, now that a line came.
