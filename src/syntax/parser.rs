@@ -959,8 +959,16 @@ fn routine_written(tokens: &[(Token, Span)], name: usize, text: &str) -> String 
             .position(|(t, _)| *t == Token::RParen)
             .map(|i| name + 2 + i);
         match close {
-            Some(close) if tokens[close].1.end - open.start <= 80 => {
-                head.push_str(&text[open.start..tokens[close].1.end]);
+            // Groups written as C, Go or Rust write them (`a: f64`,
+            // `a float64`, `int a`) as this language does; else as written.
+            Some(close) => {
+                match c_parameters(tokens, name + 2, &Token::RParen) {
+                    Some(groups) => head.push_str(&format!("({groups})")),
+                    None if tokens[close].1.end - open.start <= 80 => {
+                        head.push_str(&text[open.start..tokens[close].1.end])
+                    }
+                    None => head.push_str("(...)"),
+                }
                 after = close + 1;
             }
             _ => head.push_str("(...)"),
@@ -1183,7 +1191,15 @@ fn common_mistake(
                 (arrow, "`->` of another language"),
             )
         } else {
-            let gap = Span::new(type_span.source, tokens[at - 1].1.end, type_span.start);
+            // Where the `:` goes: the gap up to the type, unless a line
+            // break or a comment lies in it.
+            let end = tokens[at - 1].1.end;
+            let between = &text[end..type_span.start];
+            let gap = if between.trim().is_empty() && !between.contains('\n') {
+                Span::new(type_span.source, end, type_span.start)
+            } else {
+                Span::new(type_span.source, end, end)
+            };
             (
                 "a `:` is missing before the function's result type",
                 (gap, "`:` missing here"),
