@@ -878,10 +878,11 @@ impl Repl {
                 Ok(()) => {}
                 Err(Stop::Error(d)) => {
                     self.interp.restore(before);
-                    // What ran before it and showed its value is undone too.
+                    // What ran before it and showed its value is undone
+                    // too, and a routine it said was defined.
                     let ran = program.body[..k]
                         .iter()
-                        .any(|s| !matches!(s.kind, StmtKind::Empty | StmtKind::Routine(_)));
+                        .any(|s| !matches!(s.kind, StmtKind::Empty));
                     // A notebook cell undone whole says so itself, in
                     // its own words: it is told, and says it once.
                     self.ran_before_error |= ran;
