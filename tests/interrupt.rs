@@ -2,17 +2,21 @@
 //! status 130, rather than dying mid-statement.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 
-/// Runs `source` (which prints a line starting with `started ` before its
-/// long part) as a program, sends it a Ctrl-C once that line is out, and
-/// gives back its exit status, stdout and stderr.
-fn interrupted_after_start(name: &str, source: &str) -> (Option<i32>, String, String) {
+/// A scratch folder of this test run's own.
+fn scratch() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("tapec-interrupt-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch folder");
-    let program = dir.join(name);
-    std::fs::write(&program, source).expect("write program");
+    dir
+}
 
+/// Starts `source` (which prints a line starting with `started ` before
+/// its long part) as a program, and waits for that line: the running
+/// tapec, its stdout, and what it printed so far.
+fn started(name: &str, source: &str) -> (Child, ChildStdout, Vec<u8>) {
+    let program = scratch().join(name);
+    std::fs::write(&program, source).expect("write program");
     let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
         .args(["--threads", "1", "run"])
         .arg(&program)
@@ -28,12 +32,24 @@ fn interrupted_after_start(name: &str, source: &str) -> (Option<i32>, String, St
         assert!(n > 0, "tapec ended before it started: {out:?}");
         out.extend_from_slice(&chunk[..n]);
     }
+    (child, stdout, out)
+}
+
+/// Sends `child` a Ctrl-C (SIGINT).
+fn ctrl_c(child: &Child) {
     let sent = Command::new("kill")
         .arg("-INT")
         .arg(child.id().to_string())
         .status()
         .expect("kill");
     assert!(sent.success());
+}
+
+/// Runs `source` as [`started`] does, sends it a Ctrl-C once its first
+/// line is out, and gives back its exit status, stdout and stderr.
+fn interrupted_after_start(name: &str, source: &str) -> (Option<i32>, String, String) {
+    let (mut child, mut stdout, mut out) = started(name, source);
+    ctrl_c(&child);
     let status = child.wait().expect("tapec ends");
     let mut err = String::new();
     child
@@ -102,47 +118,18 @@ fn ctrl_c_stops_a_check_of_blame() {
 /// waits to read a named pipe that no one writes.
 #[test]
 fn a_second_ctrl_c_ends_a_run_waiting_in_a_read() {
-    let dir = std::env::temp_dir().join(format!("tapec-interrupt-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch folder");
-    let pipe = dir.join("nobody-writes");
+    let pipe = scratch().join("nobody-writes");
     let _ = std::fs::remove_file(&pipe);
     let made = Command::new("mkfifo").arg(&pipe).status().expect("mkfifo");
     assert!(made.success());
-    let program = dir.join("reads.tape");
-    std::fs::write(
-        &program,
-        format!(
-            "{STARTED}m := Load('{}');\nWriteLn('read');\n",
-            pipe.display()
-        ),
-    )
-    .expect("write program");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_tapec"))
-        .arg("run")
-        .arg(&program)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start tapec");
-    let mut stdout = child.stdout.take().expect("stdout");
-    let mut out = Vec::new();
-    let mut chunk = [0u8; 4096];
-    while !out.ends_with(b"\n") {
-        let n = stdout.read(&mut chunk).expect("read stdout");
-        assert!(n > 0, "tapec ended before it started: {out:?}");
-        out.extend_from_slice(&chunk[..n]);
-    }
-    let interrupt = || {
-        let sent = Command::new("kill")
-            .arg("-INT")
-            .arg(child.id().to_string())
-            .status()
-            .expect("kill");
-        assert!(sent.success());
-    };
-    interrupt();
+    let source = format!(
+        "{STARTED}m := Load('{}');\nWriteLn('read');\n",
+        pipe.display()
+    );
+    let (mut child, _stdout, _) = started("reads.tape", &source);
+    ctrl_c(&child);
     std::thread::sleep(std::time::Duration::from_millis(300));
-    interrupt();
+    ctrl_c(&child);
     // A watchdog, not a speed target: the run ends in milliseconds, or
     // waits for ever.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
