@@ -807,8 +807,24 @@ impl Repl {
         }
         let text = self.pending.take();
         let id = self.add_entry(&text);
-        let (program, errors) = parse(&text, id);
+        let (program, mut errors) = parse(&text, id);
         if !errors.is_empty() {
+            // An `end` that would close the prompt's tape, with more on its
+            // line: the tape is open, and closed by `end;` alone.
+            if self.tape_started.is_some() {
+                for d in &mut errors {
+                    if text
+                        .get(d.span.start..d.span.end)
+                        .is_some_and(|word| word.eq_ignore_ascii_case("end"))
+                    {
+                        d.hints = vec![
+                            "the tape opened at the prompt is closed by `end;` on a line of its \
+                             own (a comment may follow it); put what comes after it on the next line"
+                                .to_string(),
+                        ];
+                    }
+                }
+            }
             self.report_all(&at_prompt(errors));
             return;
         }
