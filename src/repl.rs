@@ -89,6 +89,8 @@ fn commands(notebook: bool) -> impl Iterator<Item = (&'static str, &'static str)
 /// What `:help` says of the prompt's command `:word` (in a notebook, if
 /// `notebook`), if there is one.
 pub fn command_help(word: &str, notebook: bool) -> Option<&'static str> {
+    // `:q` is `:quit` too.
+    let word = if word == "q" { "quit" } else { word };
     if notebook && word == "quit" {
         return Some(QUIT_IN_NOTEBOOK);
     }
@@ -602,7 +604,14 @@ impl Repl {
         let lower = word.to_lowercase();
         let names =
             command_words(self.notebook).filter(|name| strsim::osa_distance(&lower, name) <= 1);
-        let hint = match crate::diagnostic::near_miss(word, names) {
+        // Else the one command it begins (`:q` for `:quit`).
+        let begun = || {
+            let mut begun = command_words(self.notebook).filter(|name| name.starts_with(&lower));
+            begun
+                .next()
+                .filter(|_| begun.next().is_none() && !lower.is_empty())
+        };
+        let hint = match crate::diagnostic::near_miss(word, names).or_else(begun) {
             Some(close) => format!("did you mean `:{close}`? `:help` lists the commands"),
             None => "`:help` lists the commands".to_string(),
         };
@@ -1134,6 +1143,13 @@ impl Repl {
             self.say(&help);
             return;
         }
+        if matches!(name, "//" | "{" | "}" | "(*" | "*)") {
+            self.say(
+                "comments: `//` to the end of its line; `{ ... }` and `(* ... *)` over any \
+                 lines, ending at the first closer (they do not nest)\n",
+            );
+            return;
+        }
         let foreign = crate::syntax::lexer::foreign_operator(name).filter(|(op, _)| *op == name);
         if let Some((op, ours)) = foreign {
             let (message, hint) = crate::syntax::lexer::foreign_operator_words(op, ours);
@@ -1316,10 +1332,20 @@ impl Repl {
                         format!("blame can be read for {}", on_tape.join(", "))
                     }
                 };
-                let d = self
-                    .sources
-                    .unplaced(format!("unknown variable `{rest}`"))
-                    .with_hint(hint);
+                // Not a name at all (`:blame 1+2`): the command takes one.
+                let name = rest.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+                    && rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                let d = if name {
+                    self.sources
+                        .unplaced(format!("unknown variable `{rest}`"))
+                        .with_hint(hint)
+                } else {
+                    self.sources
+                        .unplaced(format!("`:blame` takes a variable's name, not `{rest}`"))
+                        .with_hint(
+                            "give the expression a name inside the tape (`e := ...;`), then `:blame e`",
+                        )
+                };
                 self.report(&d);
             }
             "blame" if !rest.is_empty() => {
