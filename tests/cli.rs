@@ -174,6 +174,28 @@ fn save_never_replaces_a_pipe_or_a_device() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `Save` never writes over a read-only file, for a user the system would
+/// let write it too (root, as in many containers and in CI).
+#[cfg(unix)]
+#[test]
+fn save_never_writes_over_a_read_only_file() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = std::env::temp_dir().join(format!("tapec-cli-read-only-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let kept = dir.join("kept.txt");
+    let _ = std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o644));
+    std::fs::write(&kept, "1 2\n").unwrap();
+    std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let program = dir.join("save.tape");
+    std::fs::write(&program, "Save([[7, 8]], 'kept.txt');\nWriteLn('saved');\n").unwrap();
+    let (out, err, code) = tapec(&["run", program.to_str().unwrap()]);
+    assert_eq!((out.as_str(), code), ("", 1), "{err}");
+    assert!(err.contains("kept.txt`: permission denied"), "{err}");
+    assert_eq!(std::fs::read_to_string(&kept).unwrap(), "1 2\n");
+    let _ = std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o644));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[cfg(unix)]
 #[test]
 fn an_endless_file_is_refused_as_a_program_without_reading_it_all() {

@@ -46,7 +46,12 @@ pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
     }
     let path = followed.as_deref().unwrap_or(path);
     let existing = std::fs::metadata(path).ok().filter(|m| m.is_file());
-    if existing.is_some() {
+    if let Some(existing) = &existing {
+        // A read-only file stays as it is, for a user whom the system
+        // would let write it too (root).
+        if existing.permissions().readonly() {
+            return Err(std::io::ErrorKind::PermissionDenied.into());
+        }
         // Asked as writing in place asks: opened to write, nothing changed.
         std::fs::OpenOptions::new().write(true).open(path)?;
     }

@@ -2306,6 +2306,9 @@ def save(m, path, where=None):
     if os.path.exists(target) and not os.path.isfile(target) and not os.path.isdir(target):
         raise TapeError(where, f"Save writes files, but `{path}` is not a file (a pipe or a device)")
     text = "".join(" ".join(_shortest(x) for x in row) + "\n" for row in _rows(m))
+    # A read-only file stays as it is, for root too, as in tapec.
+    if os.path.isfile(target) and not os.stat(target).st_mode & 0o222:
+        raise TapeError(where, f"cannot write `{_named(path)}`: permission denied")
     try:
         with open(_path(path), "w", encoding="utf-8") as f:
             f.write(text)
