@@ -184,34 +184,24 @@ fn braces_as_a_block(
     let at = tokens.partition_point(|(_, s)| s.start < error.span().start);
     let from = at.checked_sub(1).map_or(0, |i| tokens[i].1.end);
     let to = error.span().start.clamp(from, text.len());
-    // Only blanks and comments lie between two tokens.
-    let mut i = from;
-    while i < to {
-        let rest = &text[i..];
-        let end = if rest.starts_with("//") {
-            rest.find(['\n', '\r']).map_or(text.len(), |e| i + e)
-        } else if rest.starts_with("(*") {
-            rest.find("*)").map_or(text.len(), |e| i + e + 2)
-        } else if rest.starts_with('{') {
-            let Some(close) = rest.find('}') else {
-                return d;
-            };
-            if opens_like_a_block(text, i) {
-                let brace = Span::new(d.span.source, i, i + 1);
-                let line = text[..i + close].matches('\n').count() + 1;
-                let mut d = d.with_label(
-                    brace,
-                    format!("a comment from here to the `}}` on line {line}"),
-                );
-                d.hints.insert(0, BRACES_HINT.to_string());
-                return d;
-            }
-            i + close + 1
-        } else {
-            i + rest.chars().next().map_or(1, char::len_utf8)
-        };
-        i = end;
-    }
+    // The comments between the two tokens (only blanks and comments lie
+    // there), as the lexer finds them, from the text's start.
+    let (_, comments, _) = super::lexer::lex_with_comments(&text[from..to], d.span.source);
+    let Some(start) = comments
+        .into_iter()
+        .map(|c| from + c.start)
+        .find(|&start| text[start..].starts_with('{') && opens_like_a_block(text, start))
+    else {
+        return d;
+    };
+    let brace = Span::new(d.span.source, start, start + 1);
+    let end = start + text[start..].find('}').unwrap_or(0);
+    let line = text[..end].matches('\n').count() + 1;
+    let mut d = d.with_label(
+        brace,
+        format!("a comment from here to the `}}` on line {line}"),
+    );
+    d.hints.insert(0, BRACES_HINT.to_string());
     d
 }
 
