@@ -98,6 +98,18 @@ struct VarParam {
     name: Rc<str>,
     declared: Option<TypeName>,
     place: Place,
+    /// The annotations of the callers' `var` parameters it was passed on
+    /// through, the nearest caller's first: an assignment through it must
+    /// fit each, as it must fit its own and the variable's.
+    along: Vec<Annotation>,
+}
+
+/// A caller's `var` parameter declared `ty`: its name and its routine's.
+#[derive(Clone)]
+struct Annotation {
+    ty: TypeName,
+    param: Rc<str>,
+    routine: Rc<str>,
 }
 
 /// Where a variable lives: a global (by its number), or a local of the
@@ -958,7 +970,10 @@ impl Interpreter {
     #[inline(never)]
     fn assign_through(&mut self, at: usize, target: &Name, v: Value, span: Span) -> Flow<()> {
         let r = &self.frames[self.frames.len() - 1].refs[at];
-        let v = check_declared(r.declared, v, target)?;
+        let mut v = check_declared(r.declared, v, target)?;
+        for a in &r.along {
+            v = check_along(a, v, target)?;
+        }
         let old = match r.place.clone() {
             Place::Global(n, name) => match self.globals.at_mut(n) {
                 Some(slot) => slot.replace(check_caller_declared(slot.declared, v, target, &name)?),
@@ -1679,13 +1694,62 @@ impl Interpreter {
         {
             return fail(errors::global_passed(&frame.routine.name.text, name));
         }
-        if let Some(v) = self.slot_mut(name).and_then(|slot| slot.value.clone()) {
+        let (value, root) = match self.slot_mut(name) {
+            Some(slot) => (slot.value.clone(), slot.declared),
+            None => (None, None),
+        };
+        if let Some(v) = value {
             check_declared(declared, v, &Name::new(param.name.text.clone(), name.span))?;
+        }
+        // The running routine's own `var` parameter passed on: its
+        // annotation, and those it was passed on through, go along.
+        let mut along = Vec::new();
+        if let Some(at) = var_param_of(&self.frames, &name.text) {
+            let frame = &self.frames[self.frames.len() - 1];
+            let r = &frame.refs[at];
+            along.extend(r.declared.map(|ty| Annotation {
+                ty,
+                param: r.name.clone(),
+                routine: frame.routine.name.text.clone(),
+            }));
+            along.extend(r.along.iter().cloned());
+        }
+        // The parameter is the variable itself: one type for both. The
+        // nearest annotation is the one to meet: each one further out
+        // was met when the variable was passed on.
+        let theirs = match along.first() {
+            Some(a) => Some((a.ty, format!("`{}`'s `var` parameter `{}`", a.routine, a.param))),
+            None => root.map(|ty| (ty, format!("`{}`", place.name()))),
+        };
+        if let (Some(ty), Some((their_ty, named))) = (declared, theirs)
+            && ty != their_ty
+        {
+            return fail(
+                Diagnostic::new(
+                    arg.value.span,
+                    format!(
+                        "`{}` of `{}` is declared {}, but it names {named}, declared {}",
+                        param.name.text,
+                        routine.name.text,
+                        ty.name(),
+                        their_ty.name()
+                    ),
+                )
+                .with_label(arg.value.span, format!("declared {}", their_ty.name()))
+                .with_label(param.name.span, format!("declared {}", ty.name()))
+                .with_hint(format!(
+                    "a `var` parameter is the variable it names, so both are of one type: \
+                     declare `{}: {}`, or leave its type out",
+                    param.name.text,
+                    their_ty.name()
+                )),
+            );
         }
         Ok(VarParam {
             name: param.name.text.clone(),
             declared,
             place,
+            along,
         })
     }
 
@@ -2220,6 +2284,25 @@ fn check_caller_declared(
         return not_of_declared_type(param.span, message, label, ty, &v);
     }
     check_declared(declared, v, param)
+}
+
+/// [`check_declared`] for a caller's `var` parameter that the `var`
+/// parameter `param` was passed on through: the message names it and its
+/// routine.
+fn check_along(a: &Annotation, v: Value, param: &Name) -> Flow<Value> {
+    if !v.fits(a.ty) {
+        let message = format!(
+            "`{}` names `{}`'s `var` parameter `{}`, which is declared {}, but is given {}",
+            param.text,
+            a.routine,
+            a.param,
+            a.ty.name(),
+            v.describe()
+        );
+        let label = format!("`{}` wants {}", a.param, a.ty.name());
+        return not_of_declared_type(param.span, message, label, a.ty, &v);
+    }
+    of_declared_type(a.ty, v, param)
 }
 
 /// The error of `v` given where `ty` is declared, with how to make one

@@ -162,6 +162,8 @@ struct Exporter<'a> {
     typed: Vec<(String, TypeName)>,
     /// Inside a routine's body (where a tape is not translated yet).
     in_routine: bool,
+    /// The name of the routine being written.
+    routine_name: String,
     /// Inside a function's body, where `Result` is the function's (in a
     /// procedure it is a name like any other).
     in_function: bool,
@@ -232,6 +234,7 @@ pub fn python(
         repeats: 0,
         typed: Vec::new(),
         in_routine: false,
+        routine_name: String::new(),
         in_function: false,
         assigned_at_top: HashSet::new(),
         assigned_surely: HashSet::new(),
@@ -448,13 +451,16 @@ impl Exporter<'_> {
     fn routine(&mut self, r: &Routine) -> Out<()> {
         let params: Vec<String> = r.params.iter().map(|p| py_name(&p.name.text)).collect();
         // The declared types, checked by the decorator at each call; a
-        // `var` parameter's marked, as its argument is checked, not widened.
+        // `var` parameter's marked, as its argument is checked, not widened,
+        // and against the type of the variable it names (`"var"` where it
+        // has none of its own).
         let types: String = r
             .params
             .iter()
             .map(|p| match p.ty {
                 Some((ty, _)) if p.by_ref => format!("{}, ", py_str(&format!("var {}", ty.name()))),
                 Some((ty, _)) => format!("{}, ", py_str(ty.name())),
+                None if p.by_ref => format!("{}, ", py_str("var")),
                 None => "None, ".to_string(),
             })
             .collect();
@@ -540,6 +546,7 @@ impl Exporter<'_> {
             }
         }
         self.in_routine = true;
+        self.routine_name = r.name.text.to_string();
         self.in_function = r.is_function;
         self.declared = declared;
         // A parameter given by value has its value from the start.
@@ -1208,7 +1215,17 @@ impl Exporter<'_> {
         if self.in_routine
             && let Some(k) = self.var_params.iter().position(|p| **p == *n.text)
         {
-            return format!("rt.via({k})");
+            // Its annotation goes along: an assignment through the
+            // parameter it is passed to must fit it too.
+            return match self.typed.iter().find(|(t, _)| **t == *n.text) {
+                Some((_, ty)) => format!(
+                    "rt.via({k}, ({}, {}, {}))",
+                    py_str(ty.name()),
+                    py_str(&n.text),
+                    py_str(&self.routine_name)
+                ),
+                None => format!("rt.via({k})"),
+            };
         }
         let kind = self
             .typed

@@ -509,52 +509,76 @@ def _assigned_last(frame, k):
     frame.append(k)
 
 
+def _parts(place):
+    """What a `var` parameter names (see `routine`): the variable's
+    declared type (or None), its name, the name in the script of a global
+    that must take an assignment at once (or None), and the annotations
+    of the callers' `var` parameters it was passed on through (see `via`)."""
+    if place is None:
+        return None, None, None, ()
+    kind, caller, *rest = place
+    return kind, caller, rest[0] if rest else None, rest[1] if len(rest) > 1 else ()
+
+
 def var_assigned(v, k, name):
     """An assignment to the running routine's `k`th `var` parameter, named
     `name`: `v`, as the variable it names holds it (an Integer widened to
-    a declared Real), or tapec's error where that variable is declared of
-    another type."""
+    a declared Real), or tapec's error where that variable, or a caller's
+    `var` parameter it was passed on through, is declared of another
+    type."""
     _assigned_last(_var_frames[-1], k)
     places = _var_places[-1]
-    place = places[k] if k < len(places) else None
-    if place is None:
-        return v
-    kind, caller = place[0], place[1]
+    kind, caller, script_global, along = _parts(places[k] if k < len(places) else None)
+    for want, param, routine in along:
+        out = _as_type(v, want)
+        if out is None:
+            raise TapeError(None, f"`{name}` names `{routine}`'s `var` parameter `{param}`, "
+                                  f"which is declared {want}, but is given {_kind(v)}")
+        v = out
     if kind is not None:
         out = _as_type(v, kind)
         if out is None:
             raise TapeError(None, f"`{name}` names the caller's `{caller}`, which is declared "
                                   f"{kind}, but is given {_kind(v)}")
         v = out
-    if len(place) > 2:
+    if script_global is not None:
         # A global that a routine reads before this call returns: it
         # holds the value at once, as in tapec.
-        _script_globals[0][place[2]] = v
+        _script_globals[0][script_global] = v
     return v
 
 
 def var_declared(k):
     """The declared type (or None) and the name of the variable the
-    running routine's `k`th `var` parameter names, for `nudge`."""
-    place = via(k)
-    return None if place is None else (place[0], place[1])
+    running routine's `k`th `var` parameter names, and the first caller's
+    `var` parameter declared Integer it was passed on through (its name
+    and its routine's, or None), for `nudge`."""
+    kind, caller, _, along = _parts(via(k))
+    by = next(((param, routine) for want, param, routine in along if want == "Integer"), None)
+    return kind, caller, by
 
 
 def var_nudged(v, k):
     """`v`, what `Nudge` made of the running routine's `k`th `var`
     parameter: a global it names that a routine reads while the call runs
     takes it at once (see `var_assigned`)."""
-    place = via(k)
-    if place is not None and len(place) > 2:
-        _script_globals[0][place[2]] = v
+    script_global = _parts(via(k))[2]
+    if script_global is not None:
+        _script_globals[0][script_global] = v
     return v
 
 
-def via(k):
+def via(k, annotation=None):
     """What the running routine's `k`th `var` parameter names, passed on
-    to a routine it calls (see `routine`)."""
+    to a routine it calls (see `routine`); with the parameter's own
+    `annotation` (its declared type, its name and its routine's), which
+    an assignment through the parameter it is passed to must fit too."""
     places = _var_places[-1] if _var_places else ()
-    return places[k] if k < len(places) else None
+    place = places[k] if k < len(places) else None
+    if annotation is None:
+        return place
+    kind, caller, script_global, along = _parts(place)
+    return kind, caller, script_global, (annotation,) + along
 
 
 def came_back(values, offset, names=None, mine=None):
@@ -604,7 +628,9 @@ def routine(name, params=(), types=(), function=None, declared=()):
     """A routine's calls: counted, so that nesting deeper than the
     language allows is its error, not Python's; its arguments checked
     against the parameters' (named `params`) declared types (`types`, None
-    where there is none, "var Real" for a `var` parameter), as errors of
+    where there is none, "var Real" for a `var` parameter, "var" for one
+    with no type), a `var` parameter's type against the variable's it
+    names (`_one_type`), as errors of
     the call; and a function's `Result` checked to be set when it returns
     (`function`: where its header is). `declared`: its variables that a
     `var` declares. A call's `places` are, for each `var` parameter, what
@@ -612,7 +638,7 @@ def routine(name, params=(), types=(), function=None, declared=()):
     variable it names, which an assignment to it must fit, and the name of
     a global that it must assign at once (`var_assigned`)."""
     def given(a, param, t):
-        if t is None:
+        if t is None or t == "var":
             return a
         if t.startswith("var "):
             # The caller's variable itself: checked, never widened, so an
@@ -628,6 +654,9 @@ def routine(name, params=(), types=(), function=None, declared=()):
             if _depth[0] >= MAX_CALL_DEPTH:
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
             args = [given(a, p, t) for a, p, t in zip(args, params, types)] + list(args[len(types):])
+            by_ref = [(p, t) for p, t in zip(params, types) if t is not None and t.startswith("var")]
+            for (param, t), place in zip(by_ref, places):
+                _one_type(name, param, t[len("var "):], place)
             _depth[0] += 1
             _var_frames.append([])
             _var_places.append(places)
@@ -644,6 +673,21 @@ def routine(name, params=(), types=(), function=None, declared=()):
         call.__doc__ = body.__doc__
         return call
     return wrap
+
+
+def _one_type(routine, param, kind, place):
+    """tapec's error where the `var` parameter `param` of `routine`,
+    declared `kind` (or "" for none), names a variable of another declared
+    type (`place`, see `_parts`): the nearest caller's `var` parameter's
+    it was passed on through, else the variable's own."""
+    theirs, caller, _, along = _parts(place)
+    named = f"`{caller}`"
+    if along:
+        theirs, their_param, their_routine = along[0]
+        named = f"`{their_routine}`'s `var` parameter `{their_param}`"
+    if kind and theirs is not None and theirs != kind:
+        raise TapeError(None, f"`{param}` of `{routine}` is declared {kind}, but it names "
+                              f"{named}, declared {theirs}")
 
 
 def _kind(v):
@@ -1624,15 +1668,16 @@ def nudge(v, name, rate, declared=None, where=None, shared=False, local=False,
           integer_parameter=False):
     """`Nudge(x, rate)`: x - rate * Blame(x), once per value and tape; a
     variable declared Integer (`declared`, or for a `var` parameter the
-    declared type and name of the caller's variable it names, or the
-    parameter's own annotation, `integer_parameter`) cannot take the Real
-    it makes, and a
+    declared type and name of the caller's variable it names and the
+    caller's `var` parameter declared Integer it was passed on through,
+    or the parameter's own annotation, `integer_parameter`) cannot take
+    the Real it makes, and a
     routine's global (`shared`) cannot be a running loop's counter."""
     _on_the_tape(v, name, "Nudge", where, local)
     if shared and name in _counting:
         raise TapeError(where, f"`{name}` is the counter of a `for` loop that is running: Nudge cannot change it")
     rate = _number_arg(rate, "Nudge", 2, where)
-    kind, caller = declared if type(declared) is tuple else (declared, None)
+    kind, caller, by = declared if type(declared) is tuple else (declared, None, None)
     if kind == "Integer" and caller in (None, name):
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
     if kind == "Integer":
@@ -1640,6 +1685,9 @@ def nudge(v, name, rate, declared=None, where=None, shared=False, local=False,
                                f"`{caller}`, which is declared Integer")
     if integer_parameter:
         raise TapeError(where, f"Nudge would make `{name}` a Real, but it is declared Integer")
+    if by is not None:
+        raise TapeError(where, f"Nudge would make `{name}` a Real, but `{by[1]}`'s `var` "
+                               f"parameter `{by[0]}`, declared Integer, names it")
     g = _blame_of(v)
     new = float(v) - float(rate) * g if v.dim() == 0 else (v.detach() - float(rate) * g)
     if type(new) is float and new != new:
