@@ -75,16 +75,37 @@ fn number(x: f64) -> Value {
     }
 }
 
+/// The most elements of one value the page lists for the panel a click
+/// opens (a 64×64 matrix) ...
+const LISTED_EACH: usize = 64 * 64;
+/// ... and the most in all: the course's largest page, `programs/gpt.tape`'s,
+/// lists some 84,000. Past either a value is shown by its box's lines
+/// alone, so that a tape holding a large matrix makes a page of a size in
+/// its records, not in its elements.
+const LISTED_IN_ALL: usize = 1 << 20;
+
 /// A value as the page holds it: the lines its box shows, and every
-/// element for the panel a click opens.
-fn tensor(t: &Tensor) -> Value {
+/// element for the panel a click opens, while `left` (what may still be
+/// listed) allows; else why they are not listed.
+fn tensor(t: &Tensor, left: &mut usize) -> Value {
     let text: Vec<String> = describe(t).lines().map(str::to_string).collect();
     let (rows, cols) = t.shape();
+    let scalar = matches!(t, Tensor::Scalar(_));
+    let count = rows * cols;
+    if count > LISTED_EACH || count > *left {
+        let why = if count > LISTED_EACH {
+            format!("{rows}×{cols} elements: too many to list here (a page lists up to {LISTED_EACH} of one value)")
+        } else {
+            format!("{rows}×{cols} elements: not listed, the page has listed as many numbers as it holds ({LISTED_IN_ALL})")
+        };
+        return json!({ "text": text, "rows": rows, "cols": cols, "scalar": scalar, "data": null, "unlisted": why });
+    }
+    *left -= count;
     let data: Vec<Value> = match t {
         Tensor::Scalar(x) => vec![number(*x)],
         Tensor::Matrix(m) => m.iter().map(|&x| number(x)).collect(),
     };
-    json!({ "text": text, "rows": rows, "cols": cols, "scalar": matches!(t, Tensor::Scalar(_)), "data": data })
+    json!({ "text": text, "rows": rows, "cols": cols, "scalar": scalar, "data": data })
 }
 
 /// The heading of a box's blame once `got` of its `of` shares have come.
@@ -218,6 +239,11 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
                 .max(widest(&tape.blame_of(k as u32)))
         })
         .collect();
+    // The values are listed first, then the walk's blames in its order.
+    let mut left = LISTED_IN_ALL;
+    let mut values: Vec<Value> = (0..n)
+        .map(|k| tensor(&tape.records[k].value, &mut left))
+        .collect();
     let mut sums: Vec<Option<Tensor>> = vec![None; n];
     let mut got = vec![0usize; n];
     let mut step_data = Vec::with_capacity(steps.len());
@@ -236,8 +262,8 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
             wide[i] = wide[i].max(widest(&sum));
             shares.push(json!({
                 "input": i,
-                "share": tensor(share),
-                "sum": tensor(&sum),
+                "share": tensor(share, &mut left),
+                "sum": tensor(&sum, &mut left),
                 "heading": heading(got[i], of[i]),
             }));
             sums[i] = Some(sum);
@@ -245,7 +271,7 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
         let caption = caption(tape, s + 1, steps.len(), step, &got, &of, sources);
         step_data.push(json!({
             "record": step.record,
-            "blame": tensor(&step.blame),
+            "blame": tensor(&step.blame, &mut left),
             "caption": caption,
             "shares": shares,
         }));
@@ -264,7 +290,7 @@ pub fn html(tape: &Tape, steps: &[WalkStep], title: &str, sources: &SourceMap) -
         let rows = describe(&tape.blame_of(k as u32)).lines().count().max(1);
         records.push(json!({
             "title": shown[0],
-            "value": tensor(&tape.records[k].value),
+            "value": values[k].take(),
             "blameAt": shown.len(),
             "blameRows": rows,
             "reached": tape.blame.get(k).is_some_and(Option::is_some),

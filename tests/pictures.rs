@@ -777,6 +777,94 @@ fn a_walk_page_counts_its_records_in_words() {
     }
 }
 
+/// Every value a walk page holds, in the order it holds them: each record's
+/// value, then each step's blame and its shares with their running sums.
+fn page_values(data: &serde_json::Value) -> Vec<&serde_json::Value> {
+    let mut all: Vec<&serde_json::Value> = data["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| &r["value"])
+        .collect();
+    for step in data["steps"].as_array().unwrap() {
+        all.push(&step["blame"]);
+        for share in step["shares"].as_array().unwrap() {
+            all.push(&share["share"]);
+            all.push(&share["sum"]);
+        }
+    }
+    all
+}
+
+/// A tape holding one large matrix makes a page of a size in its records:
+/// the matrix is shown by its box's lines, its elements not listed (a
+/// 300×300 one made a page of 8 MB, a 2000×2000 one of 370 MB).
+#[test]
+fn a_walk_page_does_not_list_a_large_value() {
+    let dir = scratch().join("large value");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("large.tape");
+    std::fs::write(
+        &program,
+        "w := Fill(300, 300, 0.5);\ntape\n  s := Sum(Tanh(w));\nend;\n",
+    )
+    .unwrap();
+    let page = dir.join("walk.html");
+    assert_eq!(write_picture(&program, &page), 0);
+    let html = std::fs::read_to_string(&page).expect("page written");
+    assert!(html.len() < 100_000, "a page of {} bytes", html.len());
+    let data: serde_json::Value = serde_json::from_str(walk_data(&html)).expect("the data parses");
+    let w = &data["records"][0]["value"];
+    assert!(w["data"].is_null(), "{w}");
+    assert_eq!(
+        w["unlisted"],
+        "300×300 elements: too many to list here (a page lists up to 4096 of one value)"
+    );
+    assert_eq!(w["text"][0], "300×300 from 0.5 to 0.5", "{w}");
+}
+
+/// A page lists at most 1Mi numbers in all: past them a value is shown
+/// by its box's lines, and says why. The values come first.
+#[test]
+fn a_walk_page_lists_a_bounded_count_of_numbers() {
+    let dir = scratch().join("many values");
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join("many.tape");
+    std::fs::write(
+        &program,
+        "w := Fill(64, 64, 0.5);\ntape\n  s := 0;\n  for i := 1 to 150 do\n    s := s + Sum(w * i);\nend;\n",
+    )
+    .unwrap();
+    let page = dir.join("walk.html");
+    assert_eq!(write_picture(&program, &page), 0);
+    let html = std::fs::read_to_string(&page).expect("page written");
+    let data: serde_json::Value = serde_json::from_str(walk_data(&html)).expect("the data parses");
+    let values = page_values(&data);
+    let listed: usize = values
+        .iter()
+        .filter_map(|v| v["data"].as_array())
+        .map(Vec::len)
+        .sum();
+    assert!(listed <= 1 << 20, "{listed} numbers listed");
+    assert!(listed > 1 << 19, "only {listed} numbers listed");
+    let unlisted: Vec<&&serde_json::Value> = values.iter().filter(|v| v["data"].is_null()).collect();
+    assert!(!unlisted.is_empty());
+    assert!(
+        unlisted.iter().all(|v| v["unlisted"]
+            == "64×64 elements: not listed, the page has listed as many numbers as it holds (1048576)"),
+        "{}",
+        unlisted[0]
+    );
+    assert!(
+        data["records"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["value"]["data"].is_array()),
+        "every record's value is listed before any blame"
+    );
+}
+
 /// The walk's data in a walk page: the JSON its `<script>` element holds.
 fn walk_data(html: &str) -> &str {
     html.split_once("<script id=\"walk-data\" type=\"application/json\">")

@@ -444,3 +444,68 @@ fn an_input_used_twice_shows_its_running_sum() {
         client.close().await.unwrap();
     });
 }
+
+/// A value too large to list (a 100×100 matrix) is shown in the panel by
+/// its box's lines and why its elements are not listed; a small one beside
+/// it is listed whole.
+#[test]
+fn a_large_value_is_summarised_in_the_panel() {
+    let Some((chromium, driver)) = browser() else {
+        clients::not_run(
+            "the large-value browser test",
+            "Chromium and chromedriver are not installed",
+            "apt-get install chromium chromium-driver, or run .ci/run",
+        );
+        return;
+    };
+    let dir = scratch("large");
+    let program = dir.join("large.tape");
+    std::fs::write(
+        &program,
+        "w := Fill(100, 100, 0.5);\nb := Fill(1, 2, 2);\ntape\n  s := Sum(w) + Sum(b);\nend;\n",
+    )
+    .unwrap();
+    let page = dir.join("tape.html");
+    write_page(&program, &page);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let (_driver, client) = connect(&chromium, &driver, &dir.join("profile")).await;
+        client
+            .goto(&format!("file://{}", page.display()))
+            .await
+            .unwrap();
+        let panel = r##"
+            return {
+                cells: document.querySelectorAll("#panel-value td").length,
+                lines: [...document.querySelectorAll("#panel-value p")].map((p) => p.textContent),
+                title: document.getElementById("panel-title").textContent,
+            };
+        "##;
+        click(&client, "#last").await;
+        click(&client, "g.record[data-record=\"1\"] rect").await;
+        let large = client.execute(panel, vec![]).await.unwrap();
+        assert_eq!(large["title"], "#1 w (leaf)", "{large}");
+        assert_eq!(large["cells"], 0, "{large}");
+        let lines: Vec<&str> = large["lines"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l.as_str().unwrap())
+            .collect();
+        assert!(
+            lines.last().is_some_and(|l| l.starts_with(
+                "100×100 elements: too many to list here (a page lists up to 4096 of one value)"
+            )),
+            "{large}"
+        );
+        assert!(lines.len() >= 2, "the box's own lines come first: {large}");
+        click(&client, "g.record[data-record=\"3\"] rect").await;
+        let small = client.execute(panel, vec![]).await.unwrap();
+        assert_eq!(small["title"], "#3 b (leaf)", "{small}");
+        assert_eq!(small["cells"], 2, "{small}");
+        client.close().await.unwrap();
+    });
+}
