@@ -94,9 +94,13 @@ fn tensor(t: &Tensor, left: &mut usize) -> Value {
     let count = rows * cols;
     if count > LISTED_EACH || count > *left {
         let why = if count > LISTED_EACH {
-            format!("{rows}×{cols} elements: too many to list here (a page lists up to {LISTED_EACH} of one value)")
+            format!(
+                "{rows}×{cols} elements: too many to list here (a page lists up to {LISTED_EACH} of one value)"
+            )
         } else {
-            format!("{rows}×{cols} elements: not listed, the page has listed as many numbers as it holds ({LISTED_IN_ALL})")
+            format!(
+                "{rows}×{cols} elements: not listed, the page has listed as many numbers as it holds ({LISTED_IN_ALL})"
+            )
         };
         return json!({ "text": text, "rows": rows, "cols": cols, "scalar": scalar, "data": null, "unlisted": why });
     }

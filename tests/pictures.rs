@@ -847,7 +847,8 @@ fn a_walk_page_lists_a_bounded_count_of_numbers() {
         .sum();
     assert!(listed <= 1 << 20, "{listed} numbers listed");
     assert!(listed > 1 << 19, "only {listed} numbers listed");
-    let unlisted: Vec<&&serde_json::Value> = values.iter().filter(|v| v["data"].is_null()).collect();
+    let unlisted: Vec<&&serde_json::Value> =
+        values.iter().filter(|v| v["data"].is_null()).collect();
     assert!(!unlisted.is_empty());
     assert!(
         unlisted.iter().all(|v| v["unlisted"]

@@ -1718,7 +1718,10 @@ impl Interpreter {
         // nearest annotation is the one to meet: each one further out
         // was met when the variable was passed on.
         let theirs = match along.first() {
-            Some(a) => Some((a.ty, format!("`{}`'s `var` parameter `{}`", a.routine, a.param))),
+            Some(a) => Some((
+                a.ty,
+                format!("`{}`'s `var` parameter `{}`", a.routine, a.param),
+            )),
             None => root.map(|ty| (ty, format!("`{}`", place.name()))),
         };
         if let (Some(ty), Some((their_ty, named))) = (declared, theirs)
