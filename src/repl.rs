@@ -1427,9 +1427,38 @@ impl Repl {
             }
             "drop" => match self.before_tape.take() {
                 Some(before) => {
+                    // The routines declared while the tape was open stay:
+                    // what is dropped is the tape and what it changed.
+                    let routines = self.interp.routines.clone();
                     self.interp.restore(before);
+                    let mut kept: Vec<&str> = routines
+                        .iter()
+                        .filter(|(name, r)| {
+                            !self
+                                .interp
+                                .routines
+                                .get(*name)
+                                .is_some_and(|old| std::rc::Rc::ptr_eq(old, r))
+                        })
+                        .map(|(name, _)| name.as_str())
+                        .collect();
+                    kept.sort_unstable();
+                    let kept = match kept.as_slice() {
+                        [] => String::new(),
+                        [one] => format!("; `{one}`, declared since, stays"),
+                        [rest @ .., last] => format!(
+                            "; {} and `{last}`, declared since, stay",
+                            rest.iter()
+                                .map(|n| format!("`{n}`"))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    };
+                    self.interp.routines = routines;
                     self.tape_started = None;
-                    self.say("tape dropped: every variable is as it was before it\n");
+                    self.say(&format!(
+                        "tape dropped: every variable is as it was before it{kept}\n"
+                    ));
                 }
                 None => self.say("no tape is open at the prompt\n"),
             },
