@@ -255,6 +255,9 @@ struct Around {
     nested: bool,
     /// Inside a `tape` still open: tapes do not nest.
     in_tape: bool,
+    /// Inside a loop's body and not in a tape inside it: where `break`
+    /// and `continue` may stand.
+    in_loop: bool,
     /// The word that closes the innermost block still open: `end` for a
     /// `begin` or a `tape` (a routine's body too), `until` for a `repeat`.
     closer: Option<&'static str>,
@@ -294,7 +297,11 @@ impl Around {
 fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     // Each open block with the `then`s that were open around it, which
     // its `end` opens again: `if c then begin ... end else ...`.
-    let mut open: Vec<(&Token, usize)> = Vec::new();
+    // Each also says whether it is a loop's body (a `repeat`, or the
+    // `begin` right after a `do`).
+    let mut open: Vec<(&Token, usize, bool)> = Vec::new();
+    // In the one statement after a loop's `do`, before any block opens.
+    let mut body = false;
     let mut thens: usize = 0;
     let mut awaits = None;
     let mut brackets: usize = 0;
@@ -302,11 +309,13 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     for (token, _) in before(tokens, at) {
         match token {
             Token::Begin | Token::Tape | Token::Repeat => {
-                open.push((token, thens));
+                let is_loop = *token == Token::Repeat || (*token == Token::Begin && body);
+                open.push((token, thens, is_loop));
                 thens = 0;
+                body = false;
             }
             Token::End | Token::Until => {
-                if let Some((_, outside)) = open.pop() {
+                if let Some((_, outside, _)) = open.pop() {
                     thens = outside;
                 }
             }
@@ -319,21 +328,33 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
                 awaits = None;
                 thens += 1;
             }
-            Token::Do => awaits = None,
+            Token::Do => {
+                awaits = None;
+                body = true;
+            }
             Token::Else => thens = thens.saturating_sub(1),
             Token::LParen | Token::LBracket => brackets += 1,
             Token::RParen | Token::RBracket => brackets = brackets.saturating_sub(1),
             // Only a routine's header has a `;` inside parentheses: no
             // statement is there, so a `;` ends whatever was open.
-            Token::Semi => (thens, awaits, brackets) = (0, None, 0),
+            Token::Semi => (thens, awaits, brackets, body) = (0, None, 0, false),
             _ => {}
         }
         last = Some(token);
     }
-    let innermost = open.last().map(|(t, _)| *t);
+    let innermost = open.last().map(|(t, _, _)| *t);
+    // The nearest loop or tape around: a loop's `break` may not leave a
+    // tape inside it.
+    let in_loop = body
+        || open
+            .iter()
+            .rev()
+            .find(|(t, _, is_loop)| *is_loop || **t == Token::Tape)
+            .is_some_and(|(t, _, _)| **t != Token::Tape);
     Around {
         nested: !open.is_empty() || matches!(last, Some(Token::Then | Token::Do | Token::Else)),
-        in_tape: open.iter().any(|(t, _)| **t == Token::Tape),
+        in_tape: open.iter().any(|(t, _, _)| **t == Token::Tape),
+        in_loop,
         closer: match innermost {
             Some(Token::Repeat) => Some("until"),
             Some(_) => Some("end"),
@@ -581,6 +602,10 @@ pub fn completions_knowing(
         if (around.nested && *k == "var") || (around.in_tape && *k == "tape") {
             continue;
         }
+        // `break` and `continue` only in a loop, not out of a tape.
+        if !around.in_loop && ["break", "continue"].contains(k) {
+            continue;
+        }
         // `program` names the program on its first line only.
         if *k == "program" && doc.tokens.iter().any(|(_, s)| s.end <= start) {
             continue;
@@ -784,6 +809,37 @@ mod tests {
 
     /// `else`, `until` and `end` end a statement: each is offered only
     /// where it closes something open, as anywhere else it is an error.
+    #[test]
+    fn break_and_continue_are_offered_only_in_a_loop_and_not_out_of_a_tape() {
+        for (text, wanted) in [
+            ("", false),
+            ("x := 1;\n", false),
+            ("tape\n  ", false),
+            ("begin\n  ", false),
+            ("while x do ", true),
+            ("while x do\n  if y then ", true),
+            ("for i := 1 to 3 do begin\n  ", true),
+            ("for i := 1 to 3 do begin\n  if y then begin\n    ", true),
+            ("repeat\n  ", true),
+            ("repeat\n  x := 1;\n  ", true),
+            ("while x do y := 1;\n", false),
+            ("while x do begin\n  y := 1;\nend;\n", false),
+            ("for i := 1 to 3 do begin\n  tape\n    ", false),
+            ("tape\n  for i := 1 to 3 do ", true),
+            ("repeat\n  while x do y := 1;\n  ", true),
+            ("procedure P;\nbegin\n  ", false),
+        ] {
+            let offered = labels(text, text);
+            for word in ["break", "continue"] {
+                assert_eq!(
+                    offered.iter().any(|l| l == word),
+                    wanted,
+                    "{word} in {text:?}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn else_until_and_end_are_offered_only_where_they_close_something() {
         let closers = ["else", "until", "end"];
