@@ -1394,24 +1394,17 @@ impl Repl {
                                 let (program, errors) = parse(&text, id);
                                 if errors.is_empty() {
                                     // The file's paths start at its folder,
-                                    // as under `tapec run`.
+                                    // as under `tapec run`, its routines'
+                                    // too when called later at the prompt.
                                     let folder =
                                         path.parent().map(PathBuf::from).unwrap_or_default();
-                                    let base = std::mem::replace(
-                                        &mut self.interp.base_dir,
-                                        if folder.as_os_str().is_empty() {
-                                            PathBuf::from(".")
-                                        } else {
-                                            folder
-                                        },
-                                    );
-                                    let from = std::mem::replace(
-                                        &mut self.interp.paths_from,
-                                        "the loaded file's folder",
-                                    );
+                                    let folder = if folder.as_os_str().is_empty() {
+                                        PathBuf::from(".")
+                                    } else {
+                                        folder
+                                    };
+                                    self.interp.folders.push((id, folder));
                                     self.run_entry(&program);
-                                    self.interp.base_dir = base;
-                                    self.interp.paths_from = from;
                                 } else {
                                     self.report_all(&errors);
                                 }

@@ -607,7 +607,7 @@ impl Interpreter {
                 if path.is_empty() {
                     return fail(empty_path(b, s(0)));
                 }
-                let full = self.base_dir.join(&*path);
+                let (full, paths_from) = self.path_from(s(0), &path);
                 let read = files::read_at_most(&full, MAX_STRING);
                 if let Ok(bytes) = &read
                     && bytes.len() > MAX_STRING
@@ -634,7 +634,7 @@ impl Interpreter {
                         }
                     },
                     Err(e) => {
-                        return fail(cannot_read(s(0), &path, &full, &e, self.paths_from));
+                        return fail(cannot_read(s(0), &path, &full, &e, paths_from));
                     }
                 }
             }
@@ -796,7 +796,7 @@ impl Interpreter {
                     self.print(&chart);
                     return Ok(None);
                 }
-                let full = self.base_dir.join(&*path);
+                let (full, paths_from) = self.path_from(s(1), &path);
                 let ending = std::path::Path::new(&*path)
                     .extension()
                     .map(|e| e.to_string_lossy().to_ascii_lowercase());
@@ -814,7 +814,7 @@ impl Interpreter {
                         .with_label(span, "this Plot")
                 })?;
                 if let Err(e) = std::fs::write(&full, chart) {
-                    return fail(cannot_write(s(1), &path, &full, &e, self.paths_from));
+                    return fail(cannot_write(s(1), &path, &full, &e, paths_from));
                 }
                 self.notice(format!("Plot wrote {}", full.display()));
                 return Ok(None);
@@ -934,7 +934,7 @@ impl Interpreter {
         let s = |i: usize| vals[i].1;
         let m = self.matrix(b, vals, 0)?;
         let path = self.string(b, vals, 1)?;
-        let full = self.base_dir.join(&*path);
+        let (full, paths_from) = self.path_from(s(1), &path);
         if path.is_empty() || full.is_dir() {
             let what = if path.is_empty() {
                 "the path is empty".to_string()
@@ -969,7 +969,7 @@ impl Interpreter {
             );
         }
         if let Err(e) = files::write_whole(&full, &files::matrix_text(&m)) {
-            return fail(cannot_write(s(1), &path, &full, &e, self.paths_from));
+            return fail(cannot_write(s(1), &path, &full, &e, paths_from));
         }
 
         Ok(())
@@ -983,7 +983,7 @@ impl Interpreter {
         if path.is_empty() {
             return fail(empty_path(b, s(0)));
         }
-        let full = self.base_dir.join(&*path);
+        let (full, paths_from) = self.path_from(s(0), &path);
         let text = match files::read_at_most(&full, MAX_STRING) {
             Ok(bytes) if bytes.len() > MAX_STRING => {
                 return fail(about_path(
@@ -993,7 +993,7 @@ impl Interpreter {
             }
             Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) => {
-                return fail(cannot_read(s(0), &path, &full, &e, self.paths_from));
+                return fail(cannot_read(s(0), &path, &full, &e, paths_from));
             }
         };
         match files::parse_matrix(&text) {

@@ -22,7 +22,7 @@ use super::value::Value;
 use crate::check::errors::{self, wrong_count};
 use crate::check::resolve::Resolution;
 use crate::declarations::{self, Does};
-use crate::diagnostic::{Diagnostic, Span};
+use crate::diagnostic::{Diagnostic, SourceId, Span};
 use crate::syntax::tree::*;
 use crate::tape::ops::Elementwise;
 use crate::tape::{Inputs, NodeRef, Op, OpError, Refused, Tape, Tensor};
@@ -218,6 +218,10 @@ pub struct Interpreter {
     /// about a path: "the program file's folder" unless the prompt says
     /// otherwise.
     pub paths_from: &'static str,
+    /// The folders of the files loaded at the prompt, by their sources:
+    /// a path written in one starts at its folder, wherever the routine
+    /// that holds it is called from.
+    pub folders: Vec<(SourceId, PathBuf)>,
     pub interrupt: Arc<AtomicBool>,
     /// When set, how many more loop turns and calls the run may make.
     pub step_budget: Option<u64>,
@@ -301,6 +305,7 @@ impl Interpreter {
             program: None,
             base_dir: PathBuf::from("."),
             paths_from: "the program file's folder",
+            folders: Vec::new(),
             interrupt: Arc::new(AtomicBool::new(false)),
             step_budget: None,
             max_elements: MAX_ELEMENTS,
@@ -2090,6 +2095,20 @@ impl Interpreter {
                     .with_hint("blame is the gradient of a number: a String or a Boolean has none")
                 })
             }
+        }
+    }
+
+    /// The file `path`, written in the program at `span`, and what its
+    /// folder is in a learner's words: from the folder of the file that
+    /// holds that text if the prompt loaded it, else from [`Self::base_dir`].
+    pub(crate) fn path_from(&self, span: Span, path: &str) -> (PathBuf, &'static str) {
+        match self
+            .folders
+            .iter()
+            .find(|(source, _)| *source == span.source)
+        {
+            Some((_, folder)) => (folder.join(path), "the loaded file's folder"),
+            None => (self.base_dir.join(path), self.paths_from),
         }
     }
 
