@@ -625,7 +625,7 @@ pub const BUILTINS: &[Builtin] = &[
         Does::RandInt,
         &[param("lo", Integer, "1"), param("hi", Integer, "6")],
         "two Integers, the lowest and the highest",
-        "an Integer drawn uniformly from lo to hi, both included",
+        "an Integer drawn uniformly from lo to hi, both included, as lo + floor(u · (hi - lo + 1)) of a uniform u of 53 bits (so over more than 2^53 Integers not every one can come)",
         "RandInt(1, 6)",
     ),
     function(
@@ -705,7 +705,7 @@ pub const BUILTINS: &[Builtin] = &[
         Does::ReadText,
         &[param("path", Text, "'data.txt'")],
         "a file path",
-        "the text of a file, from the program's folder",
+        "the text of a file (UTF-8; a byte-order mark at its start is left out), from the program's folder",
         "ReadText('input.txt')",
     ),
     procedure(

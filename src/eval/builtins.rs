@@ -622,7 +622,12 @@ impl Interpreter {
                 }
                 match read {
                     Ok(bytes) => match String::from_utf8(bytes) {
-                        Ok(text) => Value::Str(text.into()),
+                        // A byte-order mark is no character of the text, as
+                        // in a program file and for `Load`.
+                        Ok(text) => match text.strip_prefix('\u{feff}') {
+                            Some(rest) => Value::Str(rest.to_string().into()),
+                            None => Value::Str(text.into()),
+                        },
                         Err(e) => {
                             return fail(about_path(
                                 s(0),

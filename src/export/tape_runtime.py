@@ -2320,8 +2320,10 @@ def _read_bytes(path, where, name):
 def read_text(path, where=None):
     data = _read_bytes(_str_arg(path, "ReadText", 1, where), where, "ReadText")
     try:
-        # The text as it is in the file, \r\n and \r kept.
-        return data.decode("utf-8")
+        # The text as it is in the file, \r\n and \r kept; a byte-order
+        # mark is no character of it, as for a program and `Load`.
+        text = data.decode("utf-8")
+        return text[1:] if text.startswith("\ufeff") else text
     except UnicodeDecodeError as e:
         raise TapeError(where, f"`{path}` is not UTF-8 text (a bad byte at offset {e.start})")
 
