@@ -339,10 +339,12 @@ impl Interpreter {
                 };
             }
             Does::Power => {
-                // The exponent is read, never blamed: one on the tape that
-                // a variable's value reaches (not a constant such as `-1`)
+                // The exponent is read, never blamed: a Real on the tape
+                // that a variable's value reaches (not a constant such as
+                // `-1`, nor an Integer: a loop's counter, a whole power)
                 // is warned about when the tape closes.
                 if self.tape.open
+                    && matches!(v(1), Value::Real(..))
                     && let Some(node) = self.tape.find(v(1).tag())
                     && self.tape.depends_on_another_variable(node, "")
                 {
