@@ -20,9 +20,10 @@ pub enum Kind {
     Procedure,
 }
 
-/// What an argument must be. The checker reads `Variable`; the rest is for
-/// readers (`:help`, the reference) and the tests: values are checked when
-/// the call runs.
+/// What an argument must be. The checker reads `Variable`, and refuses an
+/// argument written as a literal of a kind the parameter cannot take; the
+/// rest is for readers (`:help`, the reference) and the tests: computed
+/// values are checked when the call runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ParamKind {
     Number,

@@ -250,3 +250,47 @@ pub fn declared_after_assignment(
     .with_label(name.span, format!("already holds {holds}"))
     .with_hint("declare a variable before its first assignment, or give this one another name")
 }
+
+/// How to make an Integer of a whole Real.
+pub const INTEGER_HINT: &str = "use Round(x) or Trunc(x) to make a whole number an Integer";
+
+/// The error of argument `position` of `b` (0 the first) being `what`
+/// (`a String`): with how to make a matrix of a number (`number`), or an
+/// Integer of a Real (`real`), where the builtin wants one.
+pub fn wrong_kind(
+    b: &Builtin,
+    position: usize,
+    what: &str,
+    number: bool,
+    real: bool,
+    span: Span,
+) -> Diagnostic {
+    let which = if b.min_args() == 1 {
+        "its argument".to_string()
+    } else {
+        format!("argument {}", position + 1)
+    };
+    let mut d = Diagnostic::new(
+        span,
+        format!("{} takes {}, but {which} is {}", b.name, b.takes, what),
+    )
+    .with_label(span, what);
+    let wants_a_matrix = match b.params.get(position) {
+        Some(p) => p.kind == crate::declarations::ParamKind::Matrix,
+        None => b.takes.contains("matri"),
+    };
+    if number && wants_a_matrix {
+        d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
+    }
+    // `Row(W, c)` with `c` a Real (read from a matrix, or `2.0`): a whole
+    // number, where the sample shows one, is the Integer the Real is not.
+    let wants_an_integer = b.params.get(position).is_some_and(|p| {
+        p.kind == crate::declarations::ParamKind::Integer
+            || (p.kind == crate::declarations::ParamKind::Selector
+                && p.sample.parse::<i64>().is_ok())
+    });
+    if real && wants_an_integer {
+        d = d.with_hint(INTEGER_HINT);
+    }
+    d
+}

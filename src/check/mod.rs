@@ -1,7 +1,8 @@
 //! The checker: every error that can be found without running, all at once.
 //!
 //! Unknown names (with near-miss hints), the number of arguments of
-//! builtins and routines, procedures used as values and functions used as
+//! builtins and routines, a builtin's argument written as a literal of a
+//! kind it refuses, procedures used as values and functions used as
 //! statements, routines declared where they may not be, assignments to
 //! globals from routines, tapes inside tapes, and the like.
 
@@ -11,10 +12,64 @@ pub mod resolve;
 
 use std::collections::{HashMap, HashSet};
 
-use crate::declarations::{self, Does, Kind};
+use crate::declarations::{self, Does, Kind, ParamKind};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
 use errors::*;
+
+/// The kind of a value written as a literal (a number, negated or not, a
+/// string, `true` or `false`): known without running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Literal {
+    Integer,
+    Real,
+    Str,
+    Boolean,
+}
+
+impl Literal {
+    fn of(e: &Expr) -> Option<Literal> {
+        match &e.kind {
+            ExprKind::Integer(_) => Some(Literal::Integer),
+            ExprKind::Real(_) => Some(Literal::Real),
+            ExprKind::Str(_) => Some(Literal::Str),
+            ExprKind::Bool(_) => Some(Literal::Boolean),
+            ExprKind::Unary {
+                op: UnaryOp::Neg,
+                operand,
+                ..
+            } => Literal::of(operand).filter(|l| matches!(l, Literal::Integer | Literal::Real)),
+            _ => None,
+        }
+    }
+
+    /// As a value's kind is said in messages.
+    fn what(self) -> &'static str {
+        match self {
+            Literal::Integer => "an Integer",
+            Literal::Real => "a Real",
+            Literal::Str => "a String",
+            Literal::Boolean => "a Boolean",
+        }
+    }
+
+    /// Whether a builtin's parameter of kind `kind` refuses this, whatever
+    /// the literal's value and the other arguments are (a test holds each
+    /// against the error the call gives when it runs).
+    fn refused_by(self, kind: ParamKind) -> bool {
+        use Literal::*;
+        match kind {
+            ParamKind::Integer => self != Integer,
+            ParamKind::Number
+            | ParamKind::NumberOrMatrix
+            | ParamKind::Selector
+            | ParamKind::Exponent => matches!(self, Str | Boolean),
+            ParamKind::Matrix => true,
+            ParamKind::Text => self != Str,
+            ParamKind::Variable | ParamKind::Values => false,
+        }
+    }
+}
 
 /// What earlier input (at the REPL) already made known.
 #[derive(Debug, Default, Clone)]
@@ -744,6 +799,22 @@ impl<'a> Checker<'a> {
             self.called.insert(b.does);
             if args.len() < b.min_args() || args.len() > b.max_args() {
                 self.error(wrong_count(b, args.len(), span));
+            }
+            // An argument written as a literal of a kind the builtin
+            // refuses (`Tanh('a')`) is its error before anything runs.
+            for (position, (arg, param)) in args.iter().zip(b.params).enumerate() {
+                if let Some(literal) = Literal::of(&arg.value)
+                    && literal.refused_by(param.kind)
+                {
+                    self.error(wrong_kind(
+                        b,
+                        position,
+                        literal.what(),
+                        matches!(literal, Literal::Integer | Literal::Real),
+                        literal == Literal::Real,
+                        arg.value.span,
+                    ));
+                }
             }
             if !matches!(b.does, Does::Write(_))
                 && let Some(w) = args.iter().find_map(|a| a.width.as_ref())

@@ -7,9 +7,7 @@ use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::interp::{
-    Flow, INTEGER_HINT, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at,
-};
+use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
 use super::progress::ProgressBar;
 use super::value::Value;
 use super::{files, format};
@@ -20,40 +18,17 @@ use crate::syntax::tree::{Arg, TypeName};
 use crate::tape::ops::{Elementwise, Unary};
 use crate::tape::{Op, Tensor};
 
+/// The error of a builtin's argument of the wrong kind (the checker gives
+/// the same for a literal: [`crate::check::errors::wrong_kind`]).
 fn kind_error(b: &Builtin, position: usize, v: &Value, span: Span) -> Diagnostic {
-    let which = if b.min_args() == 1 {
-        "its argument".to_string()
-    } else {
-        format!("argument {}", position + 1)
-    };
-    let mut d = Diagnostic::new(
+    crate::check::errors::wrong_kind(
+        b,
+        position,
+        &v.describe(),
+        matches!(v, Value::Int(..) | Value::Real(..)),
+        matches!(v, Value::Real(..)),
         span,
-        format!(
-            "{} takes {}, but {which} is {}",
-            b.name,
-            b.takes,
-            v.describe()
-        ),
     )
-    .with_label(span, v.describe());
-    let wants_a_matrix = match b.params.get(position) {
-        Some(p) => p.kind == crate::declarations::ParamKind::Matrix,
-        None => b.takes.contains("matri"),
-    };
-    if matches!(v, Value::Int(..) | Value::Real(..)) && wants_a_matrix {
-        d = d.with_hint("a number is not turned into a matrix: write `[[x]]` for a 1×1");
-    }
-    // `Row(W, c)` with `c` a Real (read from a matrix, or `2.0`): a whole
-    // number, where the sample shows one, is the Integer the Real is not.
-    let wants_an_integer = b.params.get(position).is_some_and(|p| {
-        p.kind == crate::declarations::ParamKind::Integer
-            || (p.kind == crate::declarations::ParamKind::Selector
-                && p.sample.parse::<i64>().is_ok())
-    });
-    if matches!(v, Value::Real(..)) && wants_an_integer {
-        d = d.with_hint(INTEGER_HINT);
-    }
-    d
 }
 
 impl Interpreter {

@@ -49,7 +49,7 @@ pub const MAX_STRING: usize = 1 << 28;
 
 /// What to do with a Real where an Integer is needed (an index, a `for`
 /// bound, a builtin's size or row number).
-pub const INTEGER_HINT: &str = "use Round(x) or Trunc(x) to make a whole number an Integer";
+pub use crate::check::errors::INTEGER_HINT;
 
 /// Why a run stopped early.
 #[derive(Debug)]
