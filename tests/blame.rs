@@ -301,7 +301,7 @@ fn power_to_an_infinite_exponent_is_flat_where_it_is_zero() {
         (f64::NEG_INFINITY, -3.0),
     ] {
         let x = Tensor::Scalar(a);
-        let op = Op::Power(p);
+        let op = Op::Power(p, None);
         let y = op.forward(&[&x]).unwrap();
         assert_eq!(y, Tensor::Scalar(0.0), "Power({a}, {p})");
         let b = op.per_link_rule(&[&x], &[(1, 1)], &y, None, &Tensor::Scalar(1.0));
@@ -316,7 +316,7 @@ fn power_to_an_infinite_exponent_is_flat_where_it_is_zero() {
     }
     // On a matrix, each element's blame is its own.
     let x = Tensor::matrix(ndarray::array![[0.25, -0.75, 1.0, 2.0]]);
-    let op = Op::Power(f64::INFINITY);
+    let op = Op::Power(f64::INFINITY, None);
     let y = op.forward(&[&x]).unwrap();
     let ones = Tensor::matrix(Array2::ones((1, 4)));
     let b = op.per_link_rule(&[&x], &[(1, 4)], &y, None, &ones);
@@ -368,5 +368,24 @@ fn selections_stacks_and_literals() {
         check(Op::Embed(Rc::new(ids)), vec![a.clone()], &mut rng);
         let elements = (0..m * n).map(|_| Tensor::Scalar(rng.normal())).collect();
         check(Op::Literal(m, n), elements, &mut rng);
+    }
+}
+
+/// An Integer exponent beyond 2^53 is rounded to an even f64: its parity
+/// travels beside it, so that a negative base's power, and its blame
+/// k · a^(k-1), have the signs the Integer gives.
+#[test]
+fn power_of_a_huge_integer_keeps_its_parity() {
+    let k = 9007199254740993_i64; // 2^53 + 1: odd, held as 2^53
+    for (exponent, odd, value, blame) in [
+        (k, true, -1.0, k as f64),
+        (k + 1, false, 1.0, -((k + 1) as f64)),
+    ] {
+        let op = Op::Power(exponent as f64, Some(odd));
+        let x = Tensor::Scalar(-1.0);
+        let y = op.forward(&[&x]).unwrap();
+        assert_eq!(y, Tensor::Scalar(value), "Power(-1, {exponent})");
+        let b = op.per_link_rule(&[&x], &[(1, 1)], &y, None, &Tensor::Scalar(1.0));
+        assert_eq!(b[0], Some(Tensor::Scalar(blame)), "Power(-1, {exponent})");
     }
 }

@@ -330,13 +330,18 @@ impl Interpreter {
                     Value::Real(x, _) => *x,
                     other => return fail(kind_error(b, 1, other, s(1))),
                 };
+                // An Integer beyond 2^53 is no f64 of its parity.
+                let odd = match v(1) {
+                    Value::Int(n, _) if n.unsigned_abs() > 1 << 53 => Some(n % 2 != 0),
+                    _ => None,
+                };
                 return match v(0) {
                     Value::Int(..) | Value::Real(..) | Value::Matrix(..) => {
                         let a = match v(0) {
                             Value::Int(n, tag) => Value::Real(*n as f64, *tag),
                             other => other.clone(),
                         };
-                        self.apply(Op::Power(p), &[(&a, s(0))], span).map(Some)
+                        self.apply(Op::Power(p, odd), &[(&a, s(0))], span).map(Some)
                     }
                     other => fail(kind_error(b, 0, other, s(0))),
                 };

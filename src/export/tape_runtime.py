@@ -2091,6 +2091,8 @@ def power(a, p, where=None):
         raise _arg_error(p, "Power", 2, where)
     if not (_number(a) or _is_matrix(a)):
         raise _arg_error(a, "Power", 1, where)
+    if type(p) is int and abs(p) > 2**53:
+        return _power_beyond(a, p, where)
     # A negative base to a finite power that is not whole is a NaN (an
     # error), -inf included, where pow gives an infinity or 0.
     whole = not math.isfinite(float(p)) or float(p) == math.floor(float(p))
@@ -2108,6 +2110,26 @@ def power(a, p, where=None):
         return _real(a ** p if a >= 0 or whole else math.nan, where, "Power")
     except OverflowError:
         return math.inf if a > 0 or math.fmod(p, 2.0) == 0.0 else -math.inf
+
+
+def _power_beyond(a, p, where):
+    """`Power(a, p)` of an Integer `p` beyond 2^53, which a float holds
+    rounded to an even number: the size from the float, the sign from the
+    Integer's parity; its blame p·|a|^(p-1)·sign(a) with that sign."""
+    odd = p % 2 == 1
+    if _is_tensor(a):
+        size = a.abs() ** float(p)
+        out = _torch().where(_torch().signbit(a), -size, size) if odd else size
+        return _checked(out, where, "Power", a)
+    a = float(a)
+    if abs(a) == 0.0:
+        size = math.inf if p < 0 else 0.0
+    else:
+        try:
+            size = abs(a) ** float(p)
+        except OverflowError:
+            size = math.inf
+    return _real(-size if odd and math.copysign(1.0, a) < 0 else size, where, "Power")
 
 
 def layer_norm(m, where=None):

@@ -190,12 +190,16 @@ fn times_slope_of_output(
 
 /// `Power(a, p)`: each element to the power `p` (IEEE `pow`), except that
 /// a negative base to a finite power that is not whole is a NaN (an error)
-/// even when the base is -inf, where `pow` gives an infinity or 0.
-pub(super) fn power_forward(p: f64, a: &Tensor) -> Tensor {
+/// even when the base is -inf, where `pow` gives an infinity or 0. `odd`:
+/// for an Integer exponent beyond 2^53, which `p` holds rounded to an even
+/// number, whether it is odd, which gives a negative base's sign.
+pub(super) fn power_forward(p: f64, odd: Option<bool>, a: &Tensor) -> Tensor {
     let whole = !p.is_finite() || p.fract() == 0.0;
     map(a, |x| {
         if x < 0.0 && !whole {
             f64::NAN
+        } else if odd == Some(true) && x.is_sign_negative() {
+            -x.powf(p)
         } else {
             x.powf(p)
         }
@@ -205,13 +209,23 @@ pub(super) fn power_forward(p: f64, a: &Tensor) -> Tensor {
 /// The blame of `a` is the blame times `p · a^(p-1)`, exactly 0 for `p = 0`
 /// (where `0 · a^-1` would make a NaN at `a = 0`), and exactly 0 for an
 /// infinite `p` where `a^(p-1)` is 0: there `a^p` is 0 all around `a`
-/// (`Power(0.5, Inf)`), where `inf · 0` would make a NaN.
-pub(super) fn power_rule(p: f64, input: &Tensor, blame: &Tensor) -> Blames {
+/// (`Power(0.5, Inf)`), where `inf · 0` would make a NaN. For an Integer
+/// exponent beyond 2^53, a negative base's `a^(p-1)` has the sign the
+/// exponent's parity gives, which `p - 1` in f64 may not have.
+pub(super) fn power_rule(p: f64, odd: Option<bool>, input: &Tensor, blame: &Tensor) -> Blames {
     let slope = |x: f64| {
         if p == 0.0 {
             return 0.0;
         }
-        let below = x.powf(p - 1.0);
+        let below = match odd {
+            // `p - 1` may be odd or even: the power's sign is the parity
+            // of the exponent less one.
+            Some(odd) if x.is_sign_negative() => {
+                let size = x.abs().powf(p - 1.0);
+                if odd { size } else { -size }
+            }
+            _ => x.powf(p - 1.0),
+        };
         if p.is_infinite() && below == 0.0 {
             0.0
         } else {

@@ -76,8 +76,9 @@ pub enum Op {
     ColSum,
     RowSoftmax,
     Unary(Unary),
-    /// `Power(a, p)`, with its exponent.
-    Power(f64),
+    /// `Power(a, p)`, with its exponent; and for an Integer exponent of
+    /// more than 2^53 (where every f64 is even), whether it is odd.
+    Power(f64, Option<bool>),
     LayerNorm,
     /// Row numbers, 0-based, already checked against the table.
     Embed(Rc<Vec<usize>>),
@@ -134,7 +135,7 @@ impl Op {
             Op::ColSum => "ColSum",
             Op::RowSoftmax => "RowSoftmax",
             Op::Unary(u) => u.name(),
-            Op::Power(_) => "Power",
+            Op::Power(..) => "Power",
             Op::LayerNorm => "LayerNorm",
             Op::Embed(_) => "Embed",
             Op::CrossEntropy(_) => "CrossEntropy",
@@ -155,7 +156,7 @@ impl Op {
             Op::Neg => operators::neg_forward(inputs[0]),
             Op::MatMul => operators::matmul_forward(inputs[0], inputs[1])?,
             Op::Unary(u) => functions::forward(*u, inputs[0]),
-            Op::Power(p) => functions::power_forward(*p, inputs[0]),
+            Op::Power(p, odd) => functions::power_forward(*p, *odd, inputs[0]),
             Op::Sum => reductions::sum_forward(inputs[0], false),
             Op::Mean => reductions::sum_forward(inputs[0], true),
             Op::RowSum => reductions::row_sum_forward(inputs[0], false),
@@ -203,7 +204,7 @@ impl Op {
             Op::LayerNorm => (true, true),
             Op::RowSoftmax => (false, true),
             Op::Unary(u) => (u.slope_reads_input(), true),
-            Op::Power(_) => (true, false),
+            Op::Power(..) => (true, false),
             Op::Elementwise(Elementwise::Add | Elementwise::Sub)
             | Op::Leaf
             | Op::Neg
@@ -272,7 +273,7 @@ impl Op {
             Op::Leaf
             | Op::Elementwise(Elementwise::Div)
             | Op::Unary(Unary::Exp | Unary::Log | Unary::Sqrt | Unary::Sqr)
-            | Op::Power(_)
+            | Op::Power(..)
             | Op::Sum
             | Op::Mean
             | Op::RowSum
@@ -341,7 +342,7 @@ impl Op {
             Op::Unary(Unary::Sigmoid) => each(finite(product_bound(g, output * (1.0 + output), 1))),
             // g times 1, -1 or 0: finite blame only, as inf · 0 is NaN.
             Op::Unary(Unary::ReLU | Unary::Abs) => each(finite(g)),
-            Op::Unary(Unary::Log | Unary::Sqrt | Unary::Sqr) | Op::Power(_) => [None, None],
+            Op::Unary(Unary::Log | Unary::Sqrt | Unary::Sqr) | Op::Power(..) => [None, None],
             // y·(g - Σ y·g) over a row of n.
             Op::RowSoftmax => each(finite(2.0 * g * output * (1.0 + out.1 as f64 * output))),
             // (g - mean g - ŷ·mean(g·ŷ)) / std: 1/std is at most 1/√ε < 317.
@@ -380,7 +381,7 @@ impl Op {
             Op::Neg => operators::neg_rule(blame),
             Op::MatMul => operators::matmul_rule(inputs, blame),
             Op::Unary(u) => functions::rule(*u, inputs[0], output, blame),
-            Op::Power(p) => functions::power_rule(*p, inputs[0], blame),
+            Op::Power(p, odd) => functions::power_rule(*p, *odd, inputs[0], blame),
             Op::Sum => reductions::sum_rule(shapes[0], blame, false),
             Op::Mean => reductions::sum_rule(shapes[0], blame, true),
             Op::RowSum => reductions::row_sum_rule(shapes[0], blame, false),
