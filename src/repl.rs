@@ -1394,7 +1394,7 @@ impl Repl {
                                 let (program, errors) = parse(&text, id);
                                 if errors.is_empty() {
                                     // The file's paths start at its folder,
-                                    // as under `tapec run`, its routines'
+                                    // as under `tapec run`: its routines'
                                     // too when called later at the prompt.
                                     let folder =
                                         path.parent().map(PathBuf::from).unwrap_or_default();
@@ -1403,8 +1403,17 @@ impl Repl {
                                     } else {
                                         folder
                                     };
-                                    self.interp.folders.push((id, folder));
+                                    self.interp.folders.push((id, folder.clone()));
+                                    // While it runs, a routine of the
+                                    // session it calls starts there too.
+                                    let base = std::mem::replace(&mut self.interp.base_dir, folder);
+                                    let from = std::mem::replace(
+                                        &mut self.interp.paths_from,
+                                        "the loaded file's folder",
+                                    );
                                     self.run_entry(&program);
+                                    self.interp.base_dir = base;
+                                    self.interp.paths_from = from;
                                 } else {
                                     self.report_all(&errors);
                                 }

@@ -418,6 +418,7 @@ const SAME_WORDS: &[&str] = &[
     "round_too_large",
     "save_to_folder",
     "show_needs_matrix_held",
+    "plot_title_not_a_string",
     "softmax_all_minus_inf",
     "sqr_overflow",
     "stack_shapes",

@@ -265,7 +265,7 @@ pub fn wrong_kind(
     real: bool,
     span: Span,
 ) -> Diagnostic {
-    let which = if b.min_args() == 1 {
+    let which = if b.max_args() == 1 {
         "its argument".to_string()
     } else {
         format!("argument {}", position + 1)

@@ -98,10 +98,13 @@ struct VarParam {
     name: Rc<str>,
     declared: Option<TypeName>,
     place: Place,
-    /// The annotations of the callers' `var` parameters it was passed on
-    /// through, the nearest caller's first: an assignment through it must
-    /// fit each, as it must fit its own and the variable's.
-    along: Vec<Annotation>,
+    /// The annotation of the nearest caller's `var` parameter it was
+    /// passed on through that has one: an assignment through it must fit
+    /// that, as it must fit its own and the variable's. (Those further out
+    /// are of the same type: each typed one was held to the nearest at its
+    /// call, so one is kept, not a list that grows with each call of a
+    /// recursion.)
+    along: Option<Annotation>,
 }
 
 /// A caller's `var` parameter declared `ty`: its name and its routine's.
@@ -976,7 +979,7 @@ impl Interpreter {
     fn assign_through(&mut self, at: usize, target: &Name, v: Value, span: Span) -> Flow<()> {
         let r = &self.frames[self.frames.len() - 1].refs[at];
         let mut v = check_declared(r.declared, v, target)?;
-        for a in &r.along {
+        if let Some(a) = &r.along {
             v = check_along(a, v, target)?;
         }
         let old = match r.place.clone() {
@@ -1707,22 +1710,23 @@ impl Interpreter {
             check_declared(declared, v, &Name::new(param.name.text.clone(), name.span))?;
         }
         // The running routine's own `var` parameter passed on: its
-        // annotation, and those it was passed on through, go along.
-        let mut along = Vec::new();
-        if let Some(at) = var_param_of(&self.frames, &name.text) {
+        // annotation goes along, or the one it was passed on with.
+        let along = var_param_of(&self.frames, &name.text).and_then(|at| {
             let frame = &self.frames[self.frames.len() - 1];
             let r = &frame.refs[at];
-            along.extend(r.declared.map(|ty| Annotation {
-                ty,
-                param: r.name.clone(),
-                routine: frame.routine.name.text.clone(),
-            }));
-            along.extend(r.along.iter().cloned());
-        }
+            match r.declared {
+                Some(ty) => Some(Annotation {
+                    ty,
+                    param: r.name.clone(),
+                    routine: frame.routine.name.text.clone(),
+                }),
+                None => r.along.clone(),
+            }
+        });
         // The parameter is the variable itself: one type for both. The
         // nearest annotation is the one to meet: each one further out
         // was met when the variable was passed on.
-        let theirs = match along.first() {
+        let theirs = match &along {
             Some(a) => Some((
                 a.ty,
                 format!("`{}`'s `var` parameter `{}`", a.routine, a.param),

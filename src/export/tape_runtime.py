@@ -512,12 +512,13 @@ def _assigned_last(frame, k):
 def _parts(place):
     """What a `var` parameter names (see `routine`): the variable's
     declared type (or None), its name, the name in the script of a global
-    that must take an assignment at once (or None), and the annotations
-    of the callers' `var` parameters it was passed on through (see `via`)."""
+    that must take an assignment at once (or None), and the annotation of
+    the nearest caller's `var` parameter it was passed on through that has
+    one (see `via`), or None."""
     if place is None:
-        return None, None, None, ()
+        return None, None, None, None
     kind, caller, *rest = place
-    return kind, caller, rest[0] if rest else None, rest[1] if len(rest) > 1 else ()
+    return kind, caller, rest[0] if rest else None, rest[1] if len(rest) > 1 else None
 
 
 def var_assigned(v, k, name):
@@ -529,7 +530,8 @@ def var_assigned(v, k, name):
     _assigned_last(_var_frames[-1], k)
     places = _var_places[-1]
     kind, caller, script_global, along = _parts(places[k] if k < len(places) else None)
-    for want, param, routine in along:
+    if along is not None:
+        want, param, routine = along
         out = _as_type(v, want)
         if out is None:
             raise TapeError(None, f"`{name}` names `{routine}`'s `var` parameter `{param}`, "
@@ -554,7 +556,7 @@ def var_declared(k):
     `var` parameter declared Integer it was passed on through (its name
     and its routine's, or None), for `nudge`."""
     kind, caller, _, along = _parts(via(k))
-    by = next(((param, routine) for want, param, routine in along if want == "Integer"), None)
+    by = along[1:] if along is not None and along[0] == "Integer" else None
     return kind, caller, by
 
 
@@ -572,13 +574,15 @@ def via(k, annotation=None):
     """What the running routine's `k`th `var` parameter names, passed on
     to a routine it calls (see `routine`); with the parameter's own
     `annotation` (its declared type, its name and its routine's), which
-    an assignment through the parameter it is passed to must fit too."""
+    an assignment through the parameter it is passed to must fit too, in
+    place of one it was passed on with (each typed one is of the type of
+    the nearest, held to it at its call)."""
     places = _var_places[-1] if _var_places else ()
     place = places[k] if k < len(places) else None
     if annotation is None:
         return place
-    kind, caller, script_global, along = _parts(place)
-    return kind, caller, script_global, (annotation,) + along
+    kind, caller, script_global, _ = _parts(place)
+    return kind, caller, script_global, annotation
 
 
 def came_back(values, offset, names=None, mine=None):
@@ -653,10 +657,19 @@ def routine(name, params=(), types=(), function=None, declared=()):
         def call(*args, places=()):
             if _depth[0] >= MAX_CALL_DEPTH:
                 raise TapeError(None, f"calls are nested more than {MAX_CALL_DEPTH} deep")
-            args = [given(a, p, t) for a, p, t in zip(args, params, types)] + list(args[len(types):])
-            by_ref = [(p, t) for p, t in zip(params, types) if t is not None and t.startswith("var")]
-            for (param, t), place in zip(by_ref, places):
-                _one_type(name, param, t[len("var "):], place)
+            if places:
+                # Each `var` parameter's type held to the variable's where
+                # its argument is checked, in the order of the arguments.
+                given_args, k = [], 0
+                for a, p, t in zip(args, params, types):
+                    given_args.append(given(a, p, t))
+                    if t is not None and t.startswith("var"):
+                        if k < len(places):
+                            _one_type(name, p, t[len("var "):], places[k])
+                        k += 1
+                args = given_args + list(args[len(types):])
+            else:
+                args = [given(a, p, t) for a, p, t in zip(args, params, types)] + list(args[len(types):])
             _depth[0] += 1
             _var_frames.append([])
             _var_places.append(places)
@@ -682,8 +695,8 @@ def _one_type(routine, param, kind, place):
     it was passed on through, else the variable's own."""
     theirs, caller, _, along = _parts(place)
     named = f"`{caller}`"
-    if along:
-        theirs, their_param, their_routine = along[0]
+    if along is not None:
+        theirs, their_param, their_routine = along
         named = f"`{their_routine}`'s `var` parameter `{their_param}`"
     if kind and theirs is not None and theirs != kind:
         raise TapeError(None, f"`{param}` of `{routine}` is declared {kind}, but it names "
@@ -1149,7 +1162,7 @@ _TAKES = {
     "ReadText": (1, "a file path"),
     "Load": (1, "a file path"),
     "Save": (2, "a matrix and a file path"),
-    "Plot": (1, "a matrix, and optionally a file path and a title"),
+    "Plot": (3, "a matrix, and optionally a file path and a title"),
     "Nudge": (2, "a variable and a rate"),
 }
 
@@ -2629,6 +2642,10 @@ def plot(m, path="", title="", where=None):
     """`Plot`: each row of `m` as a line. With no path, the chart tapec
     draws in braille characters, printed; with one, an SVG drawn by
     matplotlib when it is installed (a clear message when not)."""
+    # Its arguments' kinds first, in order, as tapec's call checks them.
+    _matrix_arg(m, where, "Plot")
+    _str_arg(path, "Plot", 2, where)
+    _str_arg(title, "Plot", 3, where)
     if not path:
         write(_braille(_rows(_matrix_arg(m, where, "Plot")), title))
         return

@@ -300,8 +300,10 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     // Each also says whether it is a loop's body (a `repeat`, or the
     // `begin` right after a `do`).
     let mut open: Vec<(&Token, usize, bool)> = Vec::new();
-    // In the one statement after a loop's `do`, before any block opens.
-    let mut body = false;
+    // In the one statement after a loop's `do`, before any block opens:
+    // the `then`s open at that `do`, so that an `else` of an `if` around
+    // the loop ends its body.
+    let mut body: Option<usize> = None;
     let mut thens: usize = 0;
     let mut awaits = None;
     let mut brackets: usize = 0;
@@ -309,10 +311,10 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     for (token, _) in before(tokens, at) {
         match token {
             Token::Begin | Token::Tape | Token::Repeat => {
-                let is_loop = *token == Token::Repeat || (*token == Token::Begin && body);
+                let is_loop = *token == Token::Repeat || (*token == Token::Begin && body.is_some());
                 open.push((token, thens, is_loop));
                 thens = 0;
-                body = false;
+                body = None;
             }
             Token::End | Token::Until => {
                 if let Some((_, outside, _)) = open.pop() {
@@ -330,14 +332,19 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
             }
             Token::Do => {
                 awaits = None;
-                body = true;
+                body = Some(thens);
             }
-            Token::Else => thens = thens.saturating_sub(1),
+            Token::Else => {
+                thens = thens.saturating_sub(1);
+                if body.is_some_and(|open| thens < open) {
+                    body = None;
+                }
+            }
             Token::LParen | Token::LBracket => brackets += 1,
             Token::RParen | Token::RBracket => brackets = brackets.saturating_sub(1),
             // Only a routine's header has a `;` inside parentheses: no
             // statement is there, so a `;` ends whatever was open.
-            Token::Semi => (thens, awaits, brackets, body) = (0, None, 0, false),
+            Token::Semi => (thens, awaits, brackets, body) = (0, None, 0, None),
             _ => {}
         }
         last = Some(token);
@@ -345,7 +352,7 @@ fn around(tokens: &[(Token, Span)], at: usize) -> Around {
     let innermost = open.last().map(|(t, _, _)| *t);
     // The nearest loop or tape around: a loop's `break` may not leave a
     // tape inside it.
-    let in_loop = body
+    let in_loop = body.is_some()
         || open
             .iter()
             .rev()
@@ -828,6 +835,8 @@ mod tests {
             ("tape\n  for i := 1 to 3 do ", true),
             ("repeat\n  while x do y := 1;\n  ", true),
             ("procedure P;\nbegin\n  ", false),
+            ("if x > 0 then while x < 3 do x := x + 1 else ", false),
+            ("while x do if a then y := 1 else ", true),
         ] {
             let offered = labels(text, text);
             for word in ["break", "continue"] {
