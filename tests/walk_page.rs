@@ -391,27 +391,27 @@ fn the_attention_walk_steps_in_a_real_browser() {
     });
 }
 
-/// An input used twice holds a running sum of its shares until the last
-/// one arrives.
-#[test]
-fn an_input_used_twice_shows_its_running_sum() {
+/// The walk page of `program` (its text), written in a scratch folder named
+/// `name`, opened in the browser, and `test` run on it; or, with no
+/// browser here, the note that `what` was not run.
+fn on_page<F, Fut>(what: &str, name: &str, program: &str, test: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let Some((chromium, driver)) = browser() else {
         clients::not_run(
-            "the running-sum browser test",
+            what,
             "Chromium and chromedriver are not installed",
             "apt-get install chromium chromium-driver, or run .ci/run",
         );
         return;
     };
-    let dir = scratch("twice");
-    let program = dir.join("twice.tape");
-    std::fs::write(
-        &program,
-        "x := 3;\ntape\n  y := x * x;\n  z := y + x;\nend;\nWriteLn(Blame(x));\n",
-    )
-    .unwrap();
+    let dir = scratch(name);
+    let path = dir.join(format!("{name}.tape"));
+    std::fs::write(&path, program).unwrap();
     let page = dir.join("tape.html");
-    write_page(&program, &page);
+    write_page(&path, &page);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -422,27 +422,41 @@ fn an_input_used_twice_shows_its_running_sum() {
             .goto(&format!("file://{}", page.display()))
             .await
             .unwrap();
-        // Records: #1 x (leaf), #2 y = x * x, #3 z = y + x.
-        click(&client, "#forward").await;
-        let after_z = boxes(&read(&client).await);
-        assert_eq!(after_z[0].1, vec!["blame so far, 1 of 3 shares:", "1"]);
-        click(&client, "#forward").await;
-        let after_y = read(&client).await;
-        assert_eq!(
-            boxes(&after_y)[0].1,
-            vec!["blame:", "7"],
-            "1 from z, then 3 and 3 from y = x * x"
-        );
-        assert!(
-            after_y["page"]["caption"]
-                .as_str()
-                .unwrap()
-                .contains("hands x 2 shares of that blame. That was the last of x's 3 shares"),
-            "{}",
-            after_y["page"]["caption"]
-        );
+        test(client.clone()).await;
         client.close().await.unwrap();
     });
+}
+
+/// An input used twice holds a running sum of its shares until the last
+/// one arrives.
+#[test]
+fn an_input_used_twice_shows_its_running_sum() {
+    on_page(
+        "the running-sum browser test",
+        "twice",
+        "x := 3;\ntape\n  y := x * x;\n  z := y + x;\nend;\nWriteLn(Blame(x));\n",
+        |client| async move {
+            // Records: #1 x (leaf), #2 y = x * x, #3 z = y + x.
+            click(&client, "#forward").await;
+            let after_z = boxes(&read(&client).await);
+            assert_eq!(after_z[0].1, vec!["blame so far, 1 of 3 shares:", "1"]);
+            click(&client, "#forward").await;
+            let after_y = read(&client).await;
+            assert_eq!(
+                boxes(&after_y)[0].1,
+                vec!["blame:", "7"],
+                "1 from z, then 3 and 3 from y = x * x"
+            );
+            assert!(
+                after_y["page"]["caption"]
+                    .as_str()
+                    .unwrap()
+                    .contains("hands x 2 shares of that blame. That was the last of x's 3 shares"),
+                "{}",
+                after_y["page"]["caption"]
+            );
+        },
+    );
 }
 
 /// A value too large to list (a 100×100 matrix) is shown in the panel by
@@ -450,62 +464,40 @@ fn an_input_used_twice_shows_its_running_sum() {
 /// it is listed whole.
 #[test]
 fn a_large_value_is_summarised_in_the_panel() {
-    let Some((chromium, driver)) = browser() else {
-        clients::not_run(
-            "the large-value browser test",
-            "Chromium and chromedriver are not installed",
-            "apt-get install chromium chromium-driver, or run .ci/run",
-        );
-        return;
-    };
-    let dir = scratch("large");
-    let program = dir.join("large.tape");
-    std::fs::write(
-        &program,
+    on_page(
+        "the large-value browser test",
+        "large",
         "w := Fill(100, 100, 0.5);\nb := Fill(1, 2, 2);\ntape\n  s := Sum(w) + Sum(b);\nend;\n",
-    )
-    .unwrap();
-    let page = dir.join("tape.html");
-    write_page(&program, &page);
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let (_driver, client) = connect(&chromium, &driver, &dir.join("profile")).await;
-        client
-            .goto(&format!("file://{}", page.display()))
-            .await
-            .unwrap();
-        let panel = r##"
-            return {
-                cells: document.querySelectorAll("#panel-value td").length,
-                lines: [...document.querySelectorAll("#panel-value p")].map((p) => p.textContent),
-                title: document.getElementById("panel-title").textContent,
-            };
-        "##;
-        click(&client, "#last").await;
-        click(&client, "g.record[data-record=\"1\"] rect").await;
-        let large = client.execute(panel, vec![]).await.unwrap();
-        assert_eq!(large["title"], "#1 w (leaf)", "{large}");
-        assert_eq!(large["cells"], 0, "{large}");
-        let lines: Vec<&str> = large["lines"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l.as_str().unwrap())
-            .collect();
-        assert!(
-            lines.last().is_some_and(|l| l.starts_with(
-                "100×100 elements: too many to list here (a page lists up to 4096 of one value)"
-            )),
-            "{large}"
-        );
-        assert!(lines.len() >= 2, "the box's own lines come first: {large}");
-        click(&client, "g.record[data-record=\"3\"] rect").await;
-        let small = client.execute(panel, vec![]).await.unwrap();
-        assert_eq!(small["title"], "#3 b (leaf)", "{small}");
-        assert_eq!(small["cells"], 2, "{small}");
-        client.close().await.unwrap();
-    });
+        |client| async move {
+            let panel = r##"
+                return {
+                    cells: document.querySelectorAll("#panel-value td").length,
+                    lines: [...document.querySelectorAll("#panel-value p")].map((p) => p.textContent),
+                    title: document.getElementById("panel-title").textContent,
+                };
+            "##;
+            click(&client, "#last").await;
+            click(&client, "g.record[data-record=\"1\"] rect").await;
+            let large = client.execute(panel, vec![]).await.unwrap();
+            assert_eq!(large["title"], "#1 w (leaf)", "{large}");
+            assert_eq!(large["cells"], 0, "{large}");
+            let lines: Vec<&str> = large["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|l| l.as_str().unwrap())
+                .collect();
+            assert!(
+                lines.last().is_some_and(|l| l.starts_with(
+                    "100×100 elements: too many to list here (a page lists up to 4096 of one value)"
+                )),
+                "{large}"
+            );
+            assert!(lines.len() >= 2, "the box's own lines come first: {large}");
+            click(&client, "g.record[data-record=\"3\"] rect").await;
+            let small = client.execute(panel, vec![]).await.unwrap();
+            assert_eq!(small["title"], "#3 b (leaf)", "{small}");
+            assert_eq!(small["cells"], 2, "{small}");
+        },
+    );
 }
