@@ -106,6 +106,9 @@ struct Checker<'a> {
     locals: HashMap<NameId, HashSet<String>>,
     /// This program's routines, to say whose local an unknown name is.
     declared: Vec<&'a Routine>,
+    /// The globals the program's top-level `var` sections declared so
+    /// far, where each first was.
+    top_declared: HashMap<String, Span>,
 }
 
 /// What the checks found besides errors.
@@ -147,6 +150,7 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         called: HashSet::new(),
         locals: HashMap::new(),
         declared: known.routine_decls.iter().map(|r| &**r).collect(),
+        top_declared: HashMap::new(),
     };
     for stmt in &program.body {
         if let StmtKind::Routine(r) = &stmt.kind {
@@ -471,6 +475,32 @@ impl<'a> Checker<'a> {
             }
             StmtKind::Var(decls) => {
                 self.declared_once(decls.iter().map(|d| &d.name), "in this `var` section");
+                // A program declares each global once, as a routine each
+                // local (the prompt lets a learner declare one again).
+                if top && self.routine.is_none() && !self.repl {
+                    for (k, d) in decls.iter().enumerate() {
+                        // Twice in this section is told above.
+                        if decls[..k].iter().any(|e| e.name.text == d.name.text) {
+                            continue;
+                        }
+                        match self.top_declared.get(&*d.name.text) {
+                            Some(&first) if first != d.name.span => self.error(
+                                Diagnostic::new(
+                                    d.name.span,
+                                    format!("`{}` is declared twice", d.name.text),
+                                )
+                                .with_label(d.name.span, "declared again here")
+                                .with_label(first, "first declared here")
+                                .with_hint("declare a variable once, with the type it keeps"),
+                            ),
+                            Some(_) => {}
+                            None => {
+                                self.top_declared
+                                    .insert(d.name.text.to_string(), d.name.span);
+                            }
+                        }
+                    }
+                }
                 decls.iter().for_each(|d| {
                     self.not_a_routine(&d.name);
                     self.not_a_builtin(&d.name, "variable");
