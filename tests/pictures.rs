@@ -738,17 +738,11 @@ fn every_course_programs_walk_page_is_whole_and_its_sums_are_the_walks() {
 /// no `<` left in it.
 #[test]
 fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
-    let dir = scratch().join("odd name");
-    std::fs::create_dir_all(&dir).unwrap();
-    let program = dir.join("<!--<script>.tape");
-    std::fs::write(
-        &program,
+    let html = walk_page_of(
+        "odd name",
+        "<!--<script>.tape",
         "a := 2.0;\ntape\n  b := a * a; { </script> <!-- }\nend;\n",
-    )
-    .unwrap();
-    let page = dir.join("walk.html");
-    assert_eq!(write_picture(&program, &page), 0);
-    let html = std::fs::read_to_string(&page).expect("page written");
+    );
     let data = walk_data(&html);
     assert!(!data.contains('<'), "{data}");
     let data: serde_json::Value = serde_json::from_str(data).expect("the data parses");
@@ -760,13 +754,11 @@ fn a_walk_pages_data_cannot_end_its_script_whatever_the_program_is_called() {
 #[test]
 fn a_walk_page_counts_its_records_in_words() {
     for (body, count) in [("r := 2.5;", "1 record,"), ("r := 2.5 * 2;", "3 records,")] {
-        let dir = scratch().join(format!("count {}", count.len()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let program = dir.join("count.tape");
-        std::fs::write(&program, format!("tape\n  {body}\nend;\n")).unwrap();
-        let page = dir.join("walk.html");
-        assert_eq!(write_picture(&program, &page), 0);
-        let html = std::fs::read_to_string(&page).expect("page written");
+        let html = walk_page_of(
+            &format!("count {}", count.len()),
+            "count.tape",
+            &format!("tape\n  {body}\nend;\n"),
+        );
         let data: serde_json::Value =
             serde_json::from_str(walk_data(&html)).expect("the data parses");
         let start = data["start"].as_str().unwrap();
@@ -801,17 +793,11 @@ fn page_values(data: &serde_json::Value) -> Vec<&serde_json::Value> {
 /// 300×300 one made a page of 8 MB, a 2000×2000 one of 370 MB).
 #[test]
 fn a_walk_page_does_not_list_a_large_value() {
-    let dir = scratch().join("large value");
-    std::fs::create_dir_all(&dir).unwrap();
-    let program = dir.join("large.tape");
-    std::fs::write(
-        &program,
+    let html = walk_page_of(
+        "large value",
+        "large.tape",
         "w := Fill(300, 300, 0.5);\ntape\n  s := Sum(Tanh(w));\nend;\n",
-    )
-    .unwrap();
-    let page = dir.join("walk.html");
-    assert_eq!(write_picture(&program, &page), 0);
-    let html = std::fs::read_to_string(&page).expect("page written");
+    );
     assert!(html.len() < 100_000, "a page of {} bytes", html.len());
     let data: serde_json::Value = serde_json::from_str(walk_data(&html)).expect("the data parses");
     let w = &data["records"][0]["value"];
@@ -827,17 +813,11 @@ fn a_walk_page_does_not_list_a_large_value() {
 /// by its box's lines, and says why. The values come first.
 #[test]
 fn a_walk_page_lists_a_bounded_count_of_numbers() {
-    let dir = scratch().join("many values");
-    std::fs::create_dir_all(&dir).unwrap();
-    let program = dir.join("many.tape");
-    std::fs::write(
-        &program,
+    let html = walk_page_of(
+        "many values",
+        "many.tape",
         "w := Fill(64, 64, 0.5);\ntape\n  s := 0;\n  for i := 1 to 150 do\n    s := s + Sum(w * i);\nend;\n",
-    )
-    .unwrap();
-    let page = dir.join("walk.html");
-    assert_eq!(write_picture(&program, &page), 0);
-    let html = std::fs::read_to_string(&page).expect("page written");
+    );
     let data: serde_json::Value = serde_json::from_str(walk_data(&html)).expect("the data parses");
     let values = page_values(&data);
     let listed: usize = values
@@ -872,6 +852,18 @@ fn walk_data(html: &str) -> &str {
         .and_then(|(_, rest)| rest.split_once("</script>"))
         .map(|(data, _)| data)
         .expect("the walk's data")
+}
+
+/// The walk page of `text`, written as the program `file` in a scratch
+/// folder `folder` of its own: the page's whole text.
+fn walk_page_of(folder: &str, file: &str, text: &str) -> String {
+    let dir = scratch().join(folder);
+    std::fs::create_dir_all(&dir).unwrap();
+    let program = dir.join(file);
+    std::fs::write(&program, text).unwrap();
+    let page = dir.join("walk.html");
+    assert_eq!(write_picture(&program, &page), 0);
+    std::fs::read_to_string(&page).expect("page written")
 }
 
 /// `tapec graph PROGRAM -o OUT` (a picture or a walk page, by OUT's
