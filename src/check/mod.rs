@@ -478,9 +478,10 @@ impl<'a> Checker<'a> {
                 // A program declares each global once, as a routine each
                 // local (the prompt lets a learner declare one again).
                 if top && self.routine.is_none() && !self.repl {
-                    for (k, d) in decls.iter().enumerate() {
+                    let mut in_this: HashSet<&str> = HashSet::new();
+                    for d in decls {
                         // Twice in this section is told above.
-                        if decls[..k].iter().any(|e| e.name.text == d.name.text) {
+                        if !in_this.insert(&d.name.text) {
                             continue;
                         }
                         match self.top_declared.get(&*d.name.text) {
