@@ -174,7 +174,7 @@ fn load_bytes(
     if !errors.is_empty() {
         return Err(errors);
     }
-    let checked = check::check_program(&program, &check::Known::default(), false);
+    let checked = eval::constants::check_program(&program, &check::Known::default(), false);
     if checked.errors.is_empty() {
         let warnings = check::layout::indentation_warnings(&program.body, sources.text(id));
         Ok(Loaded {

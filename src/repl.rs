@@ -876,7 +876,7 @@ impl Repl {
     }
 
     fn run_entry(&mut self, program: &Program) {
-        let mut errors = check::check(program, &self.known(), true);
+        let mut errors = crate::eval::constants::check_program(program, &self.known(), true).errors;
         if self.tape_started.is_some() {
             let left = self.after_failure();
             errors.extend(program.body.iter().filter_map(|s| match &s.kind {

@@ -295,6 +295,31 @@ fn every_error_is_published_with_its_utf16_range_labels_and_hints() {
     assert!(client.finish().success());
 }
 
+/// What the checks find of values written out, an editor shows as it is
+/// typed: an operator on literals, a literal a declared type refuses.
+#[test]
+fn literals_of_the_wrong_kind_are_underlined() {
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    let text = "var n: Integer;\nn := 2.5;\nx := 'a' + 1;\n";
+    let diagnostics = client.open(URI, text);
+    let found: Vec<_> = diagnostics
+        .iter()
+        .map(|d| {
+            let message = d["message"].as_str().expect("a message");
+            (range(&d["range"]), message.lines().next().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ((1, 0, 1, 1), "`n` is declared Integer but is given a Real"),
+            ((2, 9, 2, 10), "cannot add a String and an Integer"),
+        ]
+    );
+    assert!(client.finish().success());
+}
+
 #[test]
 fn columns_are_bytes_once_utf8_is_negotiated() {
     let mut client = Client::start();

@@ -294,3 +294,39 @@ pub fn wrong_kind(
     }
     d
 }
+
+/// `message`, of a value given where `ty` is declared, with `label` at
+/// `span` and how to make an Integer where a Real (`real`) was given for
+/// one.
+pub fn given_another_type(
+    span: Span,
+    message: String,
+    label: String,
+    ty: TypeName,
+    real: bool,
+) -> Diagnostic {
+    let d = Diagnostic::new(span, message).with_label(span, label);
+    if real && ty == TypeName::Integer {
+        d.with_hint(INTEGER_HINT)
+    } else {
+        d
+    }
+}
+
+/// `name` (at `span`), declared of type `ty`, given `what` (`a Real`): the
+/// words of the run and of the checks, which find a literal so given.
+pub fn not_of_declared_type(
+    span: Span,
+    name: &str,
+    ty: TypeName,
+    what: &str,
+    real: bool,
+) -> Diagnostic {
+    given_another_type(
+        span,
+        format!("`{name}` is declared {} but is given {what}", ty.name()),
+        format!("wants {}", ty.name()),
+        ty,
+        real,
+    )
+}

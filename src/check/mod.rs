@@ -53,6 +53,18 @@ impl Literal {
         }
     }
 
+    /// Whether a variable declared `ty` may hold it (an Integer may stand
+    /// where a Real is declared), as [`crate::eval::value::Value::fits`].
+    fn fits(self, ty: TypeName) -> bool {
+        matches!(
+            (self, ty),
+            (Literal::Integer, TypeName::Integer | TypeName::Real)
+                | (Literal::Real, TypeName::Real)
+                | (Literal::Str, TypeName::Str)
+                | (Literal::Boolean, TypeName::Boolean)
+        )
+    }
+
     /// Whether a builtin's parameter of kind `kind` refuses this, whatever
     /// the literal's value and the other arguments are (a test holds each
     /// against the error the call gives when it runs).
@@ -109,6 +121,10 @@ struct Checker<'a> {
     /// The globals the program's top-level `var` sections declared so
     /// far, where each first was.
     top_declared: HashMap<String, Span>,
+    /// The declared types in sight: the top level's declared so far, in
+    /// the order of the text, or in a routine its parameters', its
+    /// locals' and its `Result`'s.
+    types: HashMap<String, TypeName>,
 }
 
 /// What the checks found besides errors.
@@ -128,12 +144,10 @@ pub struct Checked {
     pub locals: HashMap<NameId, HashSet<String>>,
 }
 
-/// Checks a program; `repl` allows bare expressions as statements.
-pub fn check(program: &Program, known: &Known, repl: bool) -> Vec<Diagnostic> {
-    check_program(program, known, repl).errors
-}
-
-/// Checks a program, and says which builtins it calls.
+/// Checks a program, and says which builtins it calls; `repl` allows bare
+/// expressions as statements. Every tool runs these checks with the
+/// evaluator's judgement of operators on literals:
+/// [`crate::eval::constants::check_program`].
 pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
     let mut c = Checker {
         known,
@@ -151,6 +165,7 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         locals: HashMap::new(),
         declared: known.routine_decls.iter().map(|r| &**r).collect(),
         top_declared: HashMap::new(),
+        types: HashMap::new(),
     };
     for stmt in &program.body {
         if let StmtKind::Routine(r) = &stmt.kind {
@@ -405,6 +420,11 @@ impl<'a> Checker<'a> {
             StmtKind::Assign { target, value } => {
                 self.expr(value);
                 self.assignment(target);
+                // A literal of a kind the variable's declared type refuses
+                // (`x := 2.5;` of an Integer) is the error its run gives.
+                if let Some(&ty) = self.types.get(&*target.text) {
+                    self.literal_given(value, ty, &target.text, target.span);
+                }
             }
             StmtKind::AssignIndex {
                 target,
@@ -500,6 +520,14 @@ impl<'a> Checker<'a> {
                                     .insert(d.name.text.to_string(), d.name.span);
                             }
                         }
+                    }
+                }
+                if top && self.routine.is_none() {
+                    for d in decls {
+                        match d.ty {
+                            Some((ty, _)) => self.types.insert(d.name.text.to_string(), ty),
+                            None => self.types.remove(&*d.name.text),
+                        };
                     }
                 }
                 decls.iter().for_each(|d| {
@@ -639,6 +667,22 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+        // `Result` first: a parameter or local of that name, an error told
+        // above, is not held to the function's type as well.
+        let types = r
+            .result
+            .filter(|_| r.is_function)
+            .map(|(ty, _)| ("Result".to_string(), ty))
+            .into_iter()
+            .chain(
+                r.params
+                    .iter()
+                    .map(|p| (&p.name, p.ty))
+                    .chain(r.locals.iter().map(|d| (&d.name, d.ty)))
+                    .filter_map(|(name, ty)| Some((name.text.to_string(), ty?.0))),
+            )
+            .collect();
+        let top_types = std::mem::replace(&mut self.types, types);
         let saved_tape = std::mem::replace(&mut self.in_tape, false);
         let loops = self.hide_loops("routine");
         self.routine = Some((r, locals));
@@ -648,6 +692,7 @@ impl<'a> Checker<'a> {
         }
         (self.loops, self.loops_beyond) = loops;
         self.in_tape = saved_tape;
+        self.types = top_types;
     }
 
     /// A variable (assigned, declared, or a parameter) may not take a
@@ -875,6 +920,23 @@ impl<'a> Checker<'a> {
                 self.error(d);
             }
             self.var_arguments(name, args);
+            // A literal given to a typed value parameter that refuses it
+            // (`Twice('two')`) is the error the call gives when it runs.
+            if let Some(r) = self
+                .declared
+                .iter()
+                .rev()
+                .find(|r| r.name.text == name.text)
+                && r.params.len() == args.len()
+            {
+                for (param, arg) in r.params.iter().zip(args) {
+                    if let Some((ty, _)) = param.ty
+                        && !param.by_ref
+                    {
+                        self.literal_given(&arg.value, ty, &param.name.text, arg.value.span);
+                    }
+                }
+            }
             return Some(is_function);
         }
         // `brek;` reads as a call: the two statements of one word are near
@@ -893,6 +955,22 @@ impl<'a> Checker<'a> {
         let d = unknown_routine(name, candidates.take(self.hints_left()));
         self.error(d);
         None
+    }
+
+    /// `value`, given to `name` (at `span`) declared `ty`: if it is a
+    /// literal `ty` refuses, the error its run gives.
+    fn literal_given(&mut self, value: &Expr, ty: TypeName, name: &str, span: Span) {
+        if let Some(literal) = Literal::of(value)
+            && !literal.fits(ty)
+        {
+            self.error(errors::not_of_declared_type(
+                span,
+                name,
+                ty,
+                literal.what(),
+                literal == Literal::Real,
+            ));
+        }
     }
 
     /// The arguments for `var` parameters: each a plain variable's name, not

@@ -2340,11 +2340,13 @@ fn not_of_declared_type(
     ty: TypeName,
     v: &Value,
 ) -> Flow<Value> {
-    let d = Diagnostic::new(span, message).with_label(span, label);
-    fail(match (ty, v) {
-        (TypeName::Integer, Value::Real(..)) => d.with_hint(INTEGER_HINT),
-        _ => d,
-    })
+    fail(crate::check::errors::given_another_type(
+        span,
+        message,
+        label,
+        ty,
+        matches!(v, Value::Real(..)),
+    ))
 }
 
 /// `v` as the value of `target`, declared of type `declared`: refused if
@@ -2360,14 +2362,13 @@ fn check_declared(declared: Option<TypeName>, v: Value, target: &Name) -> Flow<V
 
 fn of_declared_type(ty: TypeName, v: Value, target: &Name) -> Flow<Value> {
     if !v.fits(ty) {
-        let message = format!(
-            "`{}` is declared {} but is given {}",
-            target.text,
-            ty.name(),
-            v.describe()
-        );
-        let label = format!("wants {}", ty.name());
-        return not_of_declared_type(target.span, message, label, ty, &v);
+        return fail(crate::check::errors::not_of_declared_type(
+            target.span,
+            &target.text,
+            ty,
+            &v.describe(),
+            matches!(v, Value::Real(..)),
+        ));
     }
     Ok(match (ty, v) {
         (TypeName::Real, Value::Int(n, tag)) => Value::Real(n as f64, tag),

@@ -1,6 +1,7 @@
 //! The evaluation side: values, scopes, statements and the builtins.
 
 pub mod builtins;
+pub mod constants;
 pub mod files;
 pub mod format;
 pub mod globals;

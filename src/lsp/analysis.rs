@@ -311,7 +311,7 @@ impl Document {
         // parse are `Error` nodes), for the names of what did; its errors
         // are shown only when the text parses, as `tapec check` does, with
         // the layout warnings among them.
-        let checked = check::check_program(&program, &Known::default(), false);
+        let checked = crate::eval::constants::check_program(&program, &Known::default(), false);
         let names = Names::build(&program, &checked);
         let parses = syntax_errors.is_empty();
         let diagnostics = if !parses {

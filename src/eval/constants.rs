@@ -1,0 +1,214 @@
+//! Operators on literals of kinds they refuse (`'a' + 1`, `1 div 2.0`,
+//! `-'a'`, `not 1`): the checks cannot judge these, as the operators' rules
+//! are the evaluator's, so the evaluator itself judges each operation of an
+//! expression made only of literals and operators before the program runs,
+//! and what it refuses is a check error in the run's own words.
+//!
+//! It judges kinds, not values: each operation is evaluated on one value of
+//! each operand's kind that no operator refuses for its value (1, 1.0,
+//! `'s'`, and a Boolean that does not cut `and` or `or` short), at the
+//! operands' places. So `1 div 0` and an overflow are still found when
+//! they run, and an operand the run would not reach (after `true or`) is
+//! judged all the same, as a typed language judges it.
+
+use crate::check::{self, Checked, Known};
+use crate::diagnostic::{Diagnostic, Span};
+use crate::eval::interp::{Interpreter, Stop};
+use crate::eval::value::Value;
+use crate::syntax::tree::{BinaryOp, Expr, ExprKind, Program, Stmt, StmtKind};
+
+/// The checks ([`check::check_program`]) with the errors of operators on
+/// literals, all in the order of the text: what `tapec check`, a run, the
+/// prompt and the language server report.
+pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
+    let mut checked = check::check_program(program, known, repl);
+    checked.errors.extend(errors(program));
+    checked
+        .errors
+        .sort_by_key(|d| (d.span.source, d.span.start));
+    checked
+}
+
+/// The errors of the program's operators on literals of kinds they refuse.
+pub fn errors(program: &Program) -> Vec<Diagnostic> {
+    let mut found = Kinds {
+        interp: Interpreter::new(Box::new(std::io::sink())),
+        errors: Vec::new(),
+    };
+    program.body.iter().for_each(|s| found.stmt(s));
+    found.errors
+}
+
+struct Kinds {
+    interp: Interpreter,
+    errors: Vec<Diagnostic>,
+}
+
+/// The kind of a value made only of literals and operators.
+#[derive(Clone, Copy)]
+enum Kind {
+    Integer,
+    Real,
+    Str,
+    Boolean,
+}
+
+impl Kind {
+    fn of(v: &Value) -> Option<Kind> {
+        match v {
+            Value::Int(..) => Some(Kind::Integer),
+            Value::Real(..) => Some(Kind::Real),
+            Value::Str(_) => Some(Kind::Str),
+            Value::Bool(_) => Some(Kind::Boolean),
+            Value::Matrix(..) => None,
+        }
+    }
+
+    /// A literal of this kind at `span` that no operator refuses for its
+    /// value, on the left of `op` if given.
+    fn literal(self, span: Span, op: Option<BinaryOp>) -> Expr {
+        let kind = match self {
+            Kind::Integer => ExprKind::Integer(1),
+            Kind::Real => ExprKind::Real(1.0),
+            Kind::Str => ExprKind::Str("s".to_string()),
+            // `false and ...` and `true or ...` would not read the right.
+            Kind::Boolean => ExprKind::Bool(op != Some(BinaryOp::Or)),
+        };
+        Expr { kind, span }
+    }
+}
+
+impl Kinds {
+    fn stmt(&mut self, stmt: &Stmt) {
+        match &stmt.kind {
+            StmtKind::Empty
+            | StmtKind::Error
+            | StmtKind::Break
+            | StmtKind::Continue
+            | StmtKind::Var(_) => {}
+            StmtKind::Assign { value, .. } | StmtKind::Expr(value) => {
+                self.expr(value);
+            }
+            StmtKind::AssignIndex {
+                row, col, value, ..
+            } => {
+                for e in [row, col, value] {
+                    self.expr(e);
+                }
+            }
+            StmtKind::Block(body) | StmtKind::Tape { body, .. } => {
+                body.iter().for_each(|s| self.stmt(s));
+            }
+            StmtKind::If {
+                branches,
+                otherwise,
+            } => {
+                for (cond, then) in branches {
+                    self.expr(cond);
+                    self.stmt(then);
+                }
+                if let Some(o) = otherwise {
+                    self.stmt(o);
+                }
+            }
+            StmtKind::For { from, to, body, .. } => {
+                self.expr(from);
+                self.expr(to);
+                self.stmt(body);
+            }
+            StmtKind::While { cond, body } => {
+                self.expr(cond);
+                self.stmt(body);
+            }
+            StmtKind::Repeat { body, cond } => {
+                body.iter().for_each(|s| self.stmt(s));
+                self.expr(cond);
+            }
+            StmtKind::Routine(r) => r.body.iter().for_each(|s| self.stmt(s)),
+        }
+    }
+
+    /// The kind of `e`'s value if it is made only of literals and operators
+    /// that take their operands' kinds; `None` for anything else. Each
+    /// operation that refuses its operands' kinds is an error, kept, and
+    /// every part of `e` is looked at once.
+    fn expr(&mut self, e: &Expr) -> Option<Kind> {
+        match &e.kind {
+            ExprKind::Integer(_) => Some(Kind::Integer),
+            ExprKind::Real(_) => Some(Kind::Real),
+            ExprKind::Str(_) => Some(Kind::Str),
+            ExprKind::Bool(_) => Some(Kind::Boolean),
+            ExprKind::Unary {
+                op,
+                op_span,
+                operand,
+            } => {
+                let operand = self.expr(operand)?.literal(operand.span, None);
+                self.judge(Expr {
+                    kind: ExprKind::Unary {
+                        op: *op,
+                        op_span: *op_span,
+                        operand: Box::new(operand),
+                    },
+                    span: e.span,
+                })
+            }
+            ExprKind::Chain { first, rest } => {
+                // Grouped to the left, as the run evaluates it: each
+                // operation takes what the ones before it gave.
+                let mut acc = self.expr(first);
+                let mut acc_span = first.span;
+                for (op, op_span, operand) in rest {
+                    let right = self.expr(operand);
+                    acc = match (acc, right) {
+                        (Some(left), Some(right)) => self.judge(Expr {
+                            kind: ExprKind::Chain {
+                                first: Box::new(left.literal(acc_span, Some(*op))),
+                                rest: vec![(*op, *op_span, right.literal(operand.span, None))],
+                            },
+                            span: acc_span.to(operand.span),
+                        }),
+                        _ => None,
+                    };
+                    acc_span = acc_span.to(operand.span);
+                }
+                acc
+            }
+            ExprKind::Matrix(rows) => {
+                rows.iter().flat_map(|(row, _)| row).for_each(|x| {
+                    self.expr(x);
+                });
+                None
+            }
+            ExprKind::Call { args, .. } => {
+                for arg in args {
+                    self.expr(&arg.value);
+                    for x in arg.width.iter().chain(&arg.decimals) {
+                        self.expr(x);
+                    }
+                }
+                None
+            }
+            ExprKind::Index { target, row, col } => {
+                for x in [target, row, col] {
+                    self.expr(x);
+                }
+                None
+            }
+            ExprKind::Name(_) | ExprKind::Error => None,
+        }
+    }
+
+    /// Evaluates one operation on literals: the kind it gives, or `None`
+    /// with its error kept.
+    fn judge(&mut self, e: Expr) -> Option<Kind> {
+        match self.interp.eval(&e) {
+            Ok(v) => Kind::of(&v),
+            Err(Stop::Error(d)) => {
+                self.errors.push(*d);
+                None
+            }
+            Err(Stop::Interrupted) => None,
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! What a program does with values written out (literals) is judged by the
+//! checks, before anything runs, in the words the run gives for the same
+//! values held in variables; and the checks refuse nothing the run takes:
+//! a literal given where a type is declared, and operators on literals.
+
+use tapec::syntax::tree::TypeName;
+
+const LITERALS: [&str; 4] = ["1", "-2.5", "'text'", "true"];
+
+/// The first error line of what a program's run says on stderr, if any.
+fn first_error(text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("tapec-declared-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let (_, err, _) = tapec::run_untrusted(text.as_bytes().to_vec(), dir, 10_000, 1 << 16);
+    err.lines()
+        .find(|l| l.starts_with("Error"))
+        .unwrap_or("")
+        .to_string()
+}
+
+/// The places a type is declared, each as a program that gives the value
+/// `v` to one so declared: written as `v` is the literal itself, and in the
+/// program the run is held to, the literal reaches it through a variable
+/// (`held`) of no declared type.
+fn places(ty: &str, v: &str, held: bool) -> Vec<String> {
+    let through = if held { "held" } else { v };
+    let hold = |first: &str| {
+        if held {
+            format!("held := {v};\n{first}")
+        } else {
+            first.to_string()
+        }
+    };
+    vec![
+        hold(&format!("var x: {ty};\nx := {through};\n")),
+        if held {
+            format!("procedure P(held);\nvar x: {ty};\nbegin\n  x := held;\nend;\nP({v});\n")
+        } else {
+            format!("procedure P;\nvar x: {ty};\nbegin\n  x := {v};\nend;\nP;\n")
+        },
+        hold(&format!(
+            "procedure P(x: {ty});\nbegin\nend;\nP({through});\n"
+        )),
+        format!(
+            "function F({}): {ty};\nbegin\n  Result := {through};\nend;\nWriteLn(F({}));\n",
+            if held { "held" } else { "" },
+            if held { v } else { "" }
+        ),
+    ]
+}
+
+#[test]
+fn a_literal_of_a_refused_type_is_the_error_its_run_gives() {
+    let mut refused_before_running = 0;
+    for ty in TypeName::ALL {
+        for literal in LITERALS {
+            let written = places(ty.name(), literal, false);
+            let held = places(ty.name(), literal, true);
+            for (written, held) in written.iter().zip(&held) {
+                let ran = first_error(held);
+                let checked = first_error(written);
+                assert_eq!(checked, ran, "{written}");
+                let (program, errors) = tapec::syntax::parse(written, 0);
+                assert!(errors.is_empty(), "{written}: {errors:?}");
+                let found = tapec::check::check_program(&program, &Default::default(), false);
+                assert_eq!(found.errors.is_empty(), ran.is_empty(), "{written}");
+                if !found.errors.is_empty() {
+                    refused_before_running += 1;
+                }
+            }
+        }
+    }
+    // Of 5 types × 4 literals, the types take 1 + 2 + 1 + 1 + 0 = 5: the
+    // other 15, in each of the 4 places.
+    assert_eq!(refused_before_running, 60);
+}
+
+/// The errors the checks find in a program, as `tapec check` finds them.
+fn checked(text: &str) -> usize {
+    let mut err = Vec::new();
+    match tapec::check_bytes("literals.tape", text.as_bytes().to_vec(), &mut err) {
+        0 => 0,
+        _ => String::from_utf8_lossy(&err)
+            .lines()
+            .filter(|l| l.starts_with("Error"))
+            .count(),
+    }
+}
+
+/// An operator on literals of kinds it refuses is refused by the checks in
+/// the words of the run, and no other. One difference is by design: the
+/// checks judge kinds wherever they stand, so `true or 1` is refused though
+/// its run, cut short, never reads the `1`; they say what the run says of
+/// `false or 1`.
+#[test]
+fn an_operator_on_literals_is_the_error_its_run_gives() {
+    let binary = [
+        "+", "-", "*", "/", "div", "mod", "and", "or", "=", "<>", "<", "<=", ">", ">=",
+    ];
+    let literals = [LITERALS.as_slice(), &["false"]].concat();
+    let boolean = |v: &str| matches!(v, "true" | "false");
+    let mut cases = Vec::new();
+    for &a in &literals {
+        for op in binary {
+            for &b in &literals {
+                let cut_short = matches!((a, op), ("false", "and") | ("true", "or")) && !boolean(b);
+                // What the run says where it reads `b`.
+                let read = if cut_short {
+                    if a == "true" { "false" } else { "true" }
+                } else {
+                    a
+                };
+                cases.push((
+                    format!("x := {a} {op} {b};\n"),
+                    format!("a := {read};\nb := {b};\nx := a {op} b;\n"),
+                    cut_short,
+                ));
+            }
+        }
+        for op in ["-", "not "] {
+            cases.push((
+                format!("x := {op}({a});\n"),
+                format!("a := {a};\nx := {op}a;\n"),
+                false,
+            ));
+        }
+    }
+    let mut refused_before_running = 0;
+    for (written, held, cut_short) in &cases {
+        let ran = first_error(held);
+        assert_eq!(first_error(written), ran, "{written}");
+        let found = checked(written);
+        assert_eq!(found > 0, !ran.is_empty(), "{written}");
+        if *cut_short {
+            let unread = held.replacen("a := true", "a := false", 1);
+            let unread = if unread == *held {
+                held.replacen("a := false", "a := true", 1)
+            } else {
+                unread
+            };
+            assert_eq!(first_error(&unread), "", "{written} is cut short");
+        }
+        refused_before_running += usize::from(found > 0);
+    }
+    // The run takes the other 69 (numbers with numbers, strings joined
+    // or compared, Booleans combined, and the like), and so do the checks.
+    assert_eq!((refused_before_running, cases.len()), (291, 360));
+}
