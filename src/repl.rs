@@ -808,7 +808,28 @@ impl Repl {
         }
         if self.pending.is_word("end") && self.tape_started.is_some() {
             let span = self.keyword_entry(3);
-            self.close_tape(span);
+            self.close_tape(span, false);
+            return;
+        }
+        // `end;` with more after it on its line: the tape closes, then the
+        // rest is taken as the line that follows, in its own columns.
+        if self.tape_started.is_some()
+            && let Some(rest_at) = self.pending.after_end()
+        {
+            let text = self.pending.take();
+            let span = {
+                let id = self.add_entry(&text);
+                let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+                Span::new(id, start, start + 3)
+            };
+            if self.close_tape(span, true) {
+                let blanks: String = text[..rest_at]
+                    .chars()
+                    .map(|c| if c == '\t' { '\t' } else { ' ' })
+                    .collect();
+                let rest = format!("{blanks}{}", text[rest_at..].trim_end_matches('\n'));
+                self.take_line(&rest);
+            }
             return;
         }
         if self.pending.goes_on() {
@@ -827,8 +848,9 @@ impl Repl {
                         .is_some_and(|word| word.eq_ignore_ascii_case("end"))
                     {
                         d.hints = vec![
-                            "the tape opened at the prompt is closed by `end;` on a line of its \
-                             own (a comment may follow it); put what comes after it on the next line"
+                            "the tape opened at the prompt is closed by an `end;` that starts its \
+                             line (what follows it on the line runs after the walk); put what \
+                             comes before it on the line above"
                                 .to_string(),
                         ];
                     }
@@ -1074,13 +1096,18 @@ impl Repl {
         self.say(&text);
     }
 
-    fn close_tape(&mut self, end: Span) {
+    /// Closes the prompt's tape at `end`, and says whether it closed;
+    /// `more`: the line goes on after the `end;`, and does not run if the
+    /// tape stays open.
+    fn close_tape(&mut self, end: Span, more: bool) -> bool {
         let before = self.interp.snapshot();
+        let not_run = "what follows `end;` on its line did not run";
         match self.interp.close_tape(end) {
             Ok((name, value)) => {
                 self.tape_started = None;
                 self.before_tape = None;
                 self.say_tape_closed(&name, &value);
+                true
             }
             Err(Stop::Error(d)) => {
                 self.interp.restore(before);
@@ -1099,16 +1126,25 @@ impl Repl {
                          before the cell is open again (`tape>`): mend the cell and run it again"
                     }
                 };
-                let d = d.with_note(note);
+                let mut d = d.with_note(note);
+                if more {
+                    d = d.with_note(not_run);
+                }
                 self.report(&d);
+                false
             }
             Err(Stop::Interrupted) => {
                 self.interp.restore(before);
-                self.interrupted_with(
+                let more = if more {
+                    format!("; {not_run}")
+                } else {
+                    String::new()
+                };
+                self.interrupted_with(format!(
                     "interrupted: the walk stopped, no blame was kept; the tape is still open \
-                     (`tape>`): enter `end;` again, or `:drop`"
-                        .to_string(),
-                );
+                     (`tape>`): enter `end;` again, or `:drop`{more}"
+                ));
+                false
             }
         }
     }
@@ -1608,6 +1644,26 @@ impl Pending {
         errors.is_empty()
             && matches!(tokens.split_first(), Some(((first, _), rest))
                 if *first == keyword && rest.iter().all(|(t, _)| *t == Token::Semi))
+    }
+
+    /// Where the rest of the line starts, if the entry is a first line
+    /// that starts with `end;` and goes on after it (more than `;`s and
+    /// comments).
+    fn after_end(&self) -> Option<usize> {
+        if self.lines != 1 {
+            return None;
+        }
+        let (tokens, errors) = lex(&self.text, 0);
+        if !errors.is_empty() {
+            return None;
+        }
+        match tokens.as_slice() {
+            [(Token::End, _), (Token::Semi, _), rest @ ..] => rest
+                .iter()
+                .find(|(t, _)| *t != Token::Semi)
+                .map(|(_, span)| span.start),
+            _ => None,
+        }
     }
 
     /// Whether the entry goes on to the next line, now that a line came.
