@@ -839,8 +839,9 @@ impl Repl {
         let id = self.add_entry(&text);
         let (program, mut errors) = parse(&text, id);
         if !errors.is_empty() {
-            // An `end` that would close the prompt's tape, with more on its
-            // line: the tape is open, and closed by `end;` alone.
+            // An `end` that would close the prompt's tape, but does not
+            // start its line (or has no `;`): it is closed by an `end;`
+            // that starts one.
             if self.tape_started.is_some() {
                 for d in &mut errors {
                     if text
