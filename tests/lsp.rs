@@ -818,6 +818,35 @@ fn definition_of_a_routine_called_before_it_is_declared() {
     assert!(client.finish().success());
 }
 
+/// A routine that assigns a global is refused; the global still comes from
+/// the top level's assignment, after the routine in the text, for hover and
+/// for going to its definition.
+#[test]
+fn a_globals_definition_is_not_a_routines_refused_assignment_to_it() {
+    const TEXT: &str = "procedure P;\nbegin\n  rate := 0.5;\nend;\nrate := 0.1;\nWriteLn(rate);\n";
+    let uri = "file:///work/global.tape";
+    let mut client = Client::start();
+    client.initialize(json!({}));
+    let diagnostics = client.open(uri, TEXT);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    assert!(
+        diagnostics[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("`P` cannot assign the global variable `rate`"),
+        "{diagnostics:?}"
+    );
+    let read = position(TEXT, "rate", 2, 1);
+    let hover = client.result("textDocument/hover", at(uri, read.clone()));
+    assert_eq!(
+        hover["contents"]["value"],
+        "rate\n\na global variable, first assigned on line 5: `rate := 0.1;`"
+    );
+    let found = client.result("textDocument/definition", at(uri, read));
+    assert_eq!(found["range"]["start"], position(TEXT, "rate", 1, 0));
+    assert!(client.finish().success());
+}
+
 #[test]
 fn references_are_every_occurrence_of_the_same_name_in_its_scope() {
     let mut client = features_client(json!({}));

@@ -186,7 +186,9 @@ impl Names {
     }
 
     /// Where `symbol` is defined: a routine's name in its header; a
-    /// variable's first declaration, else its first assignment.
+    /// variable's first declaration, else its first assignment; a global's
+    /// at the top level (a routine may not assign one: that is an error,
+    /// not where the global comes from).
     pub fn definition(&self, symbol: Symbol) -> Option<&Occurrence> {
         match symbol {
             Symbol::Builtin(_) | Symbol::Constant(_) => None,
@@ -195,7 +197,17 @@ impl Names {
                     .iter()
                     .find(|o| o.span == r.routine.name.span)
             }),
-            _ => {
+            Symbol::Global(_) => {
+                let top = |o: &&Occurrence| {
+                    !self
+                        .routines
+                        .iter()
+                        .any(|r| r.span.start <= o.span.start && o.span.end <= r.span.end)
+                };
+                let first = |role| self.references(symbol).filter(top).find(|o| o.role == role);
+                first(Role::Declared).or_else(|| first(Role::Assigned))
+            }
+            Symbol::Local { .. } => {
                 let first = |role| self.references(symbol).find(|o| o.role == role);
                 first(Role::Declared).or_else(|| first(Role::Assigned))
             }
