@@ -750,9 +750,11 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
     let mut names = vec![name(i)?];
     i += 1;
     // Another name after a `,`, unless it starts the next group: C's
-    // (`, int m`), or one with its type after it (`int n, x: Real`).
+    // (`, int m`), or one with its type after it (`int n, x: Real`). A
+    // type word after the name is Go's type of the group (`a, b int`).
+    let go_type = |i: usize| c_type.is_none() && ident(i).and_then(type_as_c_names_it).is_some();
     while matches!(run.get(i), Some((Token::Comma, _)))
-        && ident(i + 2).is_none()
+        && (ident(i + 2).is_none() || go_type(i + 2))
         && !(c_type.is_some() && matches!(run.get(i + 2), Some((Token::Colon, _))))
     {
         names.push(name(i + 1)?);
@@ -762,6 +764,9 @@ fn foreign_group(tokens: &[(Token, Span)], from: usize) -> Option<ForeignGroup> 
     if ty.is_none() && matches!(run.get(i), Some((Token::Colon, _))) {
         ty = Some(type_as_c_names_it(ident(i + 1)?)?);
         i += 2;
+    } else if go_type(i) {
+        ty = ident(i).and_then(type_as_c_names_it);
+        i += 1;
     }
     match run.get(i) {
         Some((Token::Semi | Token::RParen, _)) => {}
