@@ -2110,6 +2110,8 @@ def power(a, p, where=None):
     # error), -inf included, where pow gives an infinity or 0.
     whole = not math.isfinite(float(p)) or float(p) == math.floor(float(p))
     if _is_tensor(a):
+        if math.isinf(float(p)):
+            return _checked(_infinite_power().apply(a, float(p)), where, "Power", a)
         out = a ** float(p)
         if not whole:
             out = _torch().where(a < 0, math.nan, out)
@@ -2123,6 +2125,34 @@ def power(a, p, where=None):
         return _real(a ** p if a >= 0 or whole else math.nan, where, "Power")
     except OverflowError:
         return math.inf if a > 0 or math.fmod(p, 2.0) == 0.0 else -math.inf
+
+
+_INFINITE_POWER = []
+
+
+def _infinite_power():
+    """`a ** p` for an infinite `p`, whose blame is tapec's: the blame
+    times p·a^(p-1), and exactly 0 where a^(p-1) is 0 (`Power(0.5, Inf)`
+    is 0 all around 0.5), where PyTorch's rule makes inf·0, a NaN."""
+    if not _INFINITE_POWER:
+        torch = _torch()
+
+        class InfinitePower(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, p):
+                ctx.save_for_backward(a)
+                ctx.p = p
+                return a ** p
+
+            @staticmethod
+            def backward(ctx, g):
+                (a,) = ctx.saved_tensors
+                below = a ** (ctx.p - 1)
+                slope = torch.where(below == 0, torch.zeros_like(below), ctx.p * below)
+                return g * slope, None
+
+        _INFINITE_POWER.append(InfinitePower)
+    return _INFINITE_POWER[0]
 
 
 def _power_beyond(a, p, where):
