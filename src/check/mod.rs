@@ -53,18 +53,6 @@ impl Literal {
         }
     }
 
-    /// Whether a variable declared `ty` may hold it (an Integer may stand
-    /// where a Real is declared), as [`crate::eval::value::Value::fits`].
-    fn fits(self, ty: TypeName) -> bool {
-        matches!(
-            (self, ty),
-            (Literal::Integer, TypeName::Integer | TypeName::Real)
-                | (Literal::Real, TypeName::Real)
-                | (Literal::Str, TypeName::Str)
-                | (Literal::Boolean, TypeName::Boolean)
-        )
-    }
-
     /// Whether a builtin's parameter of kind `kind` refuses this, whatever
     /// the literal's value and the other arguments are (a test holds each
     /// against the error the call gives when it runs).
@@ -125,6 +113,18 @@ struct Checker<'a> {
     /// the order of the text, or in a routine its parameters', its
     /// locals' and its `Result`'s.
     types: HashMap<String, TypeName>,
+    /// What [`Checked::wants`] and [`Checked::declared`] hold.
+    wants: HashMap<Span, Wanted>,
+    declared_reads: HashMap<NameId, TypeName>,
+}
+
+/// A value given to a variable or a typed value parameter declared `ty`
+/// (`name`): the error of a value of another kind points at `at`.
+#[derive(Debug, Clone)]
+pub struct Wanted {
+    pub name: String,
+    pub ty: TypeName,
+    pub at: Span,
 }
 
 /// What the checks found besides errors.
@@ -142,6 +142,17 @@ pub struct Checked {
     /// function), keyed by the number of the routine's name: the scope
     /// rules as the checks applied them, for tools that follow names.
     pub locals: HashMap<NameId, HashSet<String>>,
+    /// Each value that a declared type must take, by the value's span: an
+    /// assignment's to a declared variable, an argument's of a typed value
+    /// parameter. Its kind is judged by the evaluator
+    /// ([`crate::eval::constants`]), which knows the operators' rules.
+    pub wants: HashMap<Span, Wanted>,
+    /// The declared type of each name read where one is in sight (a
+    /// variable declared so far at the top level; a routine's typed
+    /// parameter, local or `Result`), and of each call of a function
+    /// declared with a type, by the name's number: a value it holds or
+    /// gives is of that kind, an Integer given to a Real made a Real.
+    pub declared: HashMap<NameId, TypeName>,
 }
 
 /// Checks a program, and says which builtins it calls; `repl` allows bare
@@ -166,6 +177,8 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         declared: known.routine_decls.iter().map(|r| &**r).collect(),
         top_declared: HashMap::new(),
         types: HashMap::new(),
+        wants: HashMap::new(),
+        declared_reads: HashMap::new(),
     };
     for stmt in &program.body {
         if let StmtKind::Routine(r) = &stmt.kind {
@@ -189,6 +202,8 @@ pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
         called: c.called,
         globals: c.globals,
         locals: c.locals,
+        wants: c.wants,
+        declared: c.declared_reads,
     }
 }
 
@@ -420,10 +435,10 @@ impl<'a> Checker<'a> {
             StmtKind::Assign { target, value } => {
                 self.expr(value);
                 self.assignment(target);
-                // A literal of a kind the variable's declared type refuses
+                // A value of a kind the variable's declared type refuses
                 // (`x := 2.5;` of an Integer) is the error its run gives.
                 if let Some(&ty) = self.types.get(&*target.text) {
-                    self.literal_given(value, ty, &target.text, target.span);
+                    self.wants(value, ty, &target.text, target.span);
                 }
             }
             StmtKind::AssignIndex {
@@ -920,21 +935,26 @@ impl<'a> Checker<'a> {
                 self.error(d);
             }
             self.var_arguments(name, args);
-            // A literal given to a typed value parameter that refuses it
-            // (`Twice('two')`) is the error the call gives when it runs.
+            // A value given to a typed value parameter that refuses it
+            // (`Twice('two')`) is the error the call gives when it runs;
+            // a function declared with a type gives a value of that type.
             if let Some(r) = self
                 .declared
                 .iter()
                 .rev()
                 .find(|r| r.name.text == name.text)
+                .copied()
                 && r.params.len() == args.len()
             {
                 for (param, arg) in r.params.iter().zip(args) {
                     if let Some((ty, _)) = param.ty
                         && !param.by_ref
                     {
-                        self.literal_given(&arg.value, ty, &param.name.text, arg.value.span);
+                        self.wants(&arg.value, ty, &param.name.text, arg.value.span);
                     }
+                }
+                if let Some((ty, _)) = r.result.filter(|_| r.is_function) {
+                    self.declared_reads.insert(name.id, ty);
                 }
             }
             return Some(is_function);
@@ -957,20 +977,17 @@ impl<'a> Checker<'a> {
         None
     }
 
-    /// `value`, given to `name` (at `span`) declared `ty`: if it is a
-    /// literal `ty` refuses, the error its run gives.
-    fn literal_given(&mut self, value: &Expr, ty: TypeName, name: &str, span: Span) {
-        if let Some(literal) = Literal::of(value)
-            && !literal.fits(ty)
-        {
-            self.error(errors::not_of_declared_type(
-                span,
-                name,
+    /// `value` is given to `name` declared `ty`; the error of a value of
+    /// another kind points at `span`.
+    fn wants(&mut self, value: &Expr, ty: TypeName, name: &str, span: Span) {
+        self.wants.insert(
+            value.span,
+            Wanted {
+                name: name.to_string(),
                 ty,
-                literal.what(),
-                literal == Literal::Real,
-            ));
-        }
+                at: span,
+            },
+        );
     }
 
     /// The arguments for `var` parameters: each a plain variable's name, not
@@ -1072,6 +1089,9 @@ impl<'a> Checker<'a> {
     }
 
     fn name_read(&mut self, name: &Name) {
+        if let Some(&ty) = self.types.get(&*name.text) {
+            self.declared_reads.insert(name.id, ty);
+        }
         if self.is_variable(&name.text) || &*name.text == "Inf" {
             return;
         }

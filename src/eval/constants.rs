@@ -1,50 +1,59 @@
-//! Operators on literals of kinds they refuse (`'a' + 1`, `1 div 2.0`,
-//! `-'a'`, `not 1`): the checks cannot judge these, as the operators' rules
-//! are the evaluator's, so the evaluator itself judges each operation of an
-//! expression made only of literals and operators before the program runs,
-//! and what it refuses is a check error in the run's own words.
+//! Operators on operands of kinds they refuse (`'a' + 1`, `1 div 2.0`,
+//! `-'a'`, `not 1`, `n div x` of a declared Integer and Real), and values
+//! of a kind a declared type refuses (`n := x / 2` of an Integer `n`): the
+//! checks cannot judge these, as the operators' rules are the evaluator's,
+//! so the evaluator itself judges each operation of an expression made of
+//! literals, variables of declared types, calls of functions declared with
+//! a type and operators before the program runs, and what it refuses is a
+//! check error in the run's own words.
 //!
 //! It judges kinds, not values: each operation is evaluated on one value of
 //! each operand's kind that no operator refuses for its value (1, 1.0,
 //! `'s'`, and a Boolean that does not cut `and` or `or` short), at the
 //! operands' places. So `1 div 0` and an overflow are still found when
 //! they run, and an operand the run would not reach (after `true or`) is
-//! judged all the same, as a typed language judges it.
+//! judged all the same, as a typed language judges it. A variable of a
+//! declared type holds a value of that kind (an Integer given to a Real is
+//! made a Real), and a function declared with a type gives one; the checks
+//! say which names those are ([`Checked::declared`]) and which values a
+//! declared type takes ([`Checked::wants`]).
 
-use crate::check::{self, Checked, Known};
+use std::collections::HashMap;
+
+use crate::check::{self, Checked, Known, Wanted};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::eval::interp::{Interpreter, Stop};
 use crate::eval::value::Value;
-use crate::syntax::tree::{BinaryOp, Expr, ExprKind, Program, Stmt, StmtKind};
+use crate::syntax::tree::{BinaryOp, Expr, ExprKind, NameId, Program, Stmt, StmtKind, TypeName};
 
-/// The checks ([`check::check_program`]) with the errors of operators on
-/// literals, all in the order of the text: what `tapec check`, a run, the
+/// The checks ([`check::check_program`]) with the evaluator's judgement of
+/// kinds, all in the order of the text: what `tapec check`, a run, the
 /// prompt and the language server report.
 pub fn check_program(program: &Program, known: &Known, repl: bool) -> Checked {
     let mut checked = check::check_program(program, known, repl);
-    checked.errors.extend(errors(program));
+    let mut found = Kinds {
+        interp: Interpreter::new(Box::new(std::io::sink())),
+        errors: Vec::new(),
+        wants: &checked.wants,
+        declared: &checked.declared,
+    };
+    program.body.iter().for_each(|s| found.stmt(s));
+    let errors = found.errors;
+    checked.errors.extend(errors);
     checked
         .errors
         .sort_by_key(|d| (d.span.source, d.span.start));
     checked
 }
 
-/// The errors of the program's operators on literals of kinds they refuse.
-pub fn errors(program: &Program) -> Vec<Diagnostic> {
-    let mut found = Kinds {
-        interp: Interpreter::new(Box::new(std::io::sink())),
-        errors: Vec::new(),
-    };
-    program.body.iter().for_each(|s| found.stmt(s));
-    found.errors
-}
-
-struct Kinds {
+struct Kinds<'a> {
     interp: Interpreter,
     errors: Vec<Diagnostic>,
+    wants: &'a HashMap<Span, Wanted>,
+    declared: &'a HashMap<NameId, TypeName>,
 }
 
-/// The kind of a value made only of literals and operators.
+/// The kind of a value known before the run.
 #[derive(Clone, Copy)]
 enum Kind {
     Integer,
@@ -54,6 +63,18 @@ enum Kind {
 }
 
 impl Kind {
+    /// What a variable declared `ty` holds; none for a matrix, whose
+    /// shape is not known.
+    fn declared(ty: TypeName) -> Option<Kind> {
+        match ty {
+            TypeName::Integer => Some(Kind::Integer),
+            TypeName::Real => Some(Kind::Real),
+            TypeName::Str => Some(Kind::Str),
+            TypeName::Boolean => Some(Kind::Boolean),
+            TypeName::Matrix => None,
+        }
+    }
+
     fn of(v: &Value) -> Option<Kind> {
         match v {
             Value::Int(..) => Some(Kind::Integer),
@@ -78,7 +99,7 @@ impl Kind {
     }
 }
 
-impl Kinds {
+impl Kinds<'_> {
     fn stmt(&mut self, stmt: &Stmt) {
         match &stmt.kind {
             StmtKind::Empty
@@ -128,11 +149,31 @@ impl Kinds {
         }
     }
 
-    /// The kind of `e`'s value if it is made only of literals and operators
-    /// that take their operands' kinds; `None` for anything else. Each
-    /// operation that refuses its operands' kinds is an error, kept, and
+    /// The kind of `e`'s value if it is made only of literals, variables of
+    /// declared types and operators that take their operands' kinds; `None`
+    /// for anything else. Each operation that refuses its operands' kinds
+    /// is an error, kept, as is a value of a kind its declared type refuses;
     /// every part of `e` is looked at once.
     fn expr(&mut self, e: &Expr) -> Option<Kind> {
+        let kind = self.kind(e);
+        if let (Some(kind), Some(want)) = (kind, self.wants.get(&e.span)) {
+            let value = self.interp.eval(&kind.literal(e.span, None));
+            if let Ok(value) = value
+                && !value.fits(want.ty)
+            {
+                self.errors.push(check::errors::not_of_declared_type(
+                    want.at,
+                    &want.name,
+                    want.ty,
+                    &value.describe(),
+                    matches!(kind, Kind::Real),
+                ));
+            }
+        }
+        kind
+    }
+
+    fn kind(&mut self, e: &Expr) -> Option<Kind> {
         match &e.kind {
             ExprKind::Integer(_) => Some(Kind::Integer),
             ExprKind::Real(_) => Some(Kind::Real),
@@ -180,14 +221,16 @@ impl Kinds {
                 });
                 None
             }
-            ExprKind::Call { args, .. } => {
+            ExprKind::Call { name, args } => {
                 for arg in args {
                     self.expr(&arg.value);
                     for x in arg.width.iter().chain(&arg.decimals) {
                         self.expr(x);
                     }
                 }
-                None
+                self.declared
+                    .get(&name.id)
+                    .and_then(|&ty| Kind::declared(ty))
             }
             ExprKind::Index { target, row, col } => {
                 for x in [target, row, col] {
@@ -195,7 +238,11 @@ impl Kinds {
                 }
                 None
             }
-            ExprKind::Name(_) | ExprKind::Error => None,
+            ExprKind::Name(name) => self
+                .declared
+                .get(&name.id)
+                .and_then(|&ty| Kind::declared(ty)),
+            ExprKind::Error => None,
         }
     }
 
