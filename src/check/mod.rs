@@ -149,7 +149,9 @@ pub struct Checked {
     pub wants: HashMap<Span, Wanted>,
     /// The declared type of each name read where one is in sight (a
     /// variable declared so far at the top level; a routine's typed
-    /// parameter, local or `Result`), and of each call of a function
+    /// parameter, local or `Result`, but not a `var` parameter declared
+    /// Real, whose caller's untyped variable may hold an Integer), and of
+    /// each call of a function
     /// declared with a type, by the name's number: a value it holds or
     /// gives is of that kind, an Integer given to a Real made a Real.
     pub declared: HashMap<NameId, TypeName>,
@@ -1089,7 +1091,16 @@ impl<'a> Checker<'a> {
     }
 
     fn name_read(&mut self, name: &Name) {
-        if let Some(&ty) = self.types.get(&*name.text) {
+        // A `var` parameter declared Real names the caller's variable,
+        // which may be an untyped one holding an Integer: no kind is known.
+        let widened = |r: &Routine| {
+            r.params
+                .iter()
+                .any(|p| p.by_ref && p.name.text == name.text)
+        };
+        if let Some(&ty) = self.types.get(&*name.text)
+            && !(ty == TypeName::Real && self.routine.as_ref().is_some_and(|(r, _)| widened(r)))
+        {
             self.declared_reads.insert(name.id, ty);
         }
         if self.is_variable(&name.text) || &*name.text == "Inf" {
