@@ -644,7 +644,8 @@ impl Repl {
     /// still waiting for more lines is parsed as it stands, so its
     /// diagnostic says what was left open instead of it vanishing unread.
     pub fn end_of_input(&mut self) {
-        if self.pending.text.trim().is_empty() {
+        if self.pending.discard || self.pending.text.trim().is_empty() {
+            self.pending.clear();
             return;
         }
         let text = self.pending.take();
@@ -786,6 +787,12 @@ impl Repl {
             }
         }
         self.pending.push_line(line);
+        if self.pending.discard {
+            if !self.pending.goes_on() {
+                self.pending.clear();
+            }
+            return;
+        }
         // `tape` alone opens a tape at the prompt; with one open already it
         // is refused at once (it would otherwise wait for its own `end`,
         // taking every line and command typed meanwhile).
@@ -814,21 +821,24 @@ impl Repl {
         // `end;` with more after it on its line: the tape closes, then the
         // rest is taken as the line that follows, in its own columns.
         if self.tape_started.is_some()
-            && let Some(rest_at) = self.pending.after_end()
+            && let Some((end_at, rest_at)) = self.pending.after_end()
         {
             let text = self.pending.take();
-            let span = {
-                let id = self.add_entry(&text);
-                let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
-                Span::new(id, start, start + 3)
-            };
+            let span = Span::new(self.add_entry(&text), end_at, end_at + 3);
+            let blanks: String = text[..rest_at]
+                .chars()
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            let rest = format!("{blanks}{}", text[rest_at..].trim_end_matches('\n'));
             if self.close_tape(span, true) {
-                let blanks: String = text[..rest_at]
-                    .chars()
-                    .map(|c| if c == '\t' { '\t' } else { ' ' })
-                    .collect();
-                let rest = format!("{blanks}{}", text[rest_at..].trim_end_matches('\n'));
                 self.take_line(&rest);
+            } else {
+                // The entry the rest begins is read to its end, and dropped.
+                self.pending.push_line(&rest);
+                self.pending.discard = true;
+                if !self.pending.goes_on() {
+                    self.pending.clear();
+                }
             }
             return;
         }
@@ -868,7 +878,8 @@ impl Repl {
     fn keyword_entry(&mut self, len: usize) -> Span {
         let text = self.pending.take();
         let id = self.add_entry(&text);
-        let start = text.find(|c: char| !c.is_whitespace()).unwrap_or(0);
+        // As lexed: a comment may stand before it.
+        let start = lex(&text, id).0.first().map_or(0, |(_, span)| span.start);
         Span::new(id, start, start + len)
     }
 
@@ -1102,7 +1113,8 @@ impl Repl {
     /// tape stays open.
     fn close_tape(&mut self, end: Span, more: bool) -> bool {
         let before = self.interp.snapshot();
-        let not_run = "what follows `end;` on its line did not run";
+        let not_run =
+            "what follows `end;` on its line did not run, nor the lines that go on with it";
         match self.interp.close_tape(end) {
             Ok((name, value)) => {
                 self.tape_started = None;
@@ -1581,6 +1593,9 @@ struct Pending {
     read: usize,
     /// What closes the comment open at the end of `text`, if one is.
     comment: Option<&'static str>,
+    /// Whether the entry is read to its end and dropped, not run: the rest
+    /// of a line whose `end;` left the tape open.
+    discard: bool,
     /// Blocks opened and not yet closed in the part lexed.
     open_blocks: usize,
     /// `(` and `[` opened and not yet closed (below zero: more closed).
@@ -1647,22 +1662,22 @@ impl Pending {
                 if *first == keyword && rest.iter().all(|(t, _)| *t == Token::Semi))
     }
 
-    /// Where the rest of the line starts, if the entry is a first line
-    /// that starts with `end;` and goes on after it (more than `;`s and
-    /// comments).
-    fn after_end(&self) -> Option<usize> {
+    /// Where `end` is and where the rest of the line starts, if the entry
+    /// is a first line that starts with `end;` and goes on after it (more
+    /// than `;`s and comments). A mistake in the rest is the rest's.
+    fn after_end(&self) -> Option<(usize, usize)> {
         if self.lines != 1 {
             return None;
         }
         let (tokens, errors) = lex(&self.text, 0);
-        if !errors.is_empty() {
-            return None;
-        }
         match tokens.as_slice() {
-            [(Token::End, _), (Token::Semi, _), rest @ ..] => rest
-                .iter()
-                .find(|(t, _)| *t != Token::Semi)
-                .map(|(_, span)| span.start),
+            [(Token::End, end), (Token::Semi, semi), rest @ ..]
+                if errors.iter().all(|d| d.span.start >= semi.end) =>
+            {
+                rest.iter()
+                    .find(|(t, _)| *t != Token::Semi)
+                    .map(|(_, span)| (end.start, span.start))
+            }
             _ => None,
         }
     }
