@@ -955,9 +955,7 @@ impl<'a> Checker<'a> {
                         self.wants(&arg.value, ty, &param.name.text, arg.value.span);
                     }
                 }
-                if let Some((ty, _)) = r.result.filter(|_| r.is_function) {
-                    self.declared_reads.insert(name.id, ty);
-                }
+                self.gives_declared(name, r);
             }
             return Some(is_function);
         }
@@ -977,6 +975,14 @@ impl<'a> Checker<'a> {
         let d = unknown_routine(name, candidates.take(self.hints_left()));
         self.error(d);
         None
+    }
+
+    /// A call of `r` by `name` (`F(x)`, or `F` with no arguments): a
+    /// function declared with a type gives a value of that type.
+    fn gives_declared(&mut self, name: &Name, r: &Routine) {
+        if let Some((ty, _)) = r.result.filter(|_| r.is_function) {
+            self.declared_reads.insert(name.id, ty);
+        }
     }
 
     /// `value` is given to `name` declared `ty`; the error of a value of
@@ -1115,6 +1121,16 @@ impl<'a> Checker<'a> {
             return;
         }
         if let Some((is_function, params, _)) = self.routine_signature(&name.text) {
+            if let Some(r) = self
+                .declared
+                .iter()
+                .rev()
+                .find(|r| r.name.text == name.text)
+                .copied()
+                && r.params.is_empty()
+            {
+                self.gives_declared(name, r);
+            }
             if !is_function {
                 self.error(gives_no_value(&name.text, name.span));
             } else if params > 0 {
