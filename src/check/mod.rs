@@ -940,12 +940,7 @@ impl<'a> Checker<'a> {
             // A value given to a typed value parameter that refuses it
             // (`Twice('two')`) is the error the call gives when it runs;
             // a function declared with a type gives a value of that type.
-            if let Some(r) = self
-                .declared
-                .iter()
-                .rev()
-                .find(|r| r.name.text == name.text)
-                .copied()
+            if let Some(r) = self.declared_routine(name)
                 && r.params.len() == args.len()
             {
                 for (param, arg) in r.params.iter().zip(args) {
@@ -975,6 +970,15 @@ impl<'a> Checker<'a> {
         let d = unknown_routine(name, candidates.take(self.hints_left()));
         self.error(d);
         None
+    }
+
+    /// The declaration of the routine `name` calls: the last of that name.
+    fn declared_routine(&self, name: &Name) -> Option<&'a Routine> {
+        self.declared
+            .iter()
+            .rev()
+            .find(|r| r.name.text == name.text)
+            .copied()
     }
 
     /// A call of `r` by `name` (`F(x)`, or `F` with no arguments): a
@@ -1121,12 +1125,7 @@ impl<'a> Checker<'a> {
             return;
         }
         if let Some((is_function, params, _)) = self.routine_signature(&name.text) {
-            if let Some(r) = self
-                .declared
-                .iter()
-                .rev()
-                .find(|r| r.name.text == name.text)
-                .copied()
+            if let Some(r) = self.declared_routine(name)
                 && r.params.is_empty()
             {
                 self.gives_declared(name, r);
