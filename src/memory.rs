@@ -15,6 +15,61 @@ use libmimalloc_sys as mi;
 
 pub struct Mimalloc;
 
+/// Blocks from this size (64 MiB) are asked for by [`room_for`] before the
+/// operation that makes them runs; smaller ones never are.
+pub const ASKED_FROM: usize = 64 << 20;
+
+/// Whether the system gives `bytes` more memory now: for a block of
+/// [`ASKED_FROM`] or more, by asking mimalloc for it and handing it back at
+/// once (the pages are never touched, so this costs a mapping, not a fill).
+/// The interpreter asks before an operation that makes a large matrix, so
+/// that a program that wants more than the system gives (past a
+/// `ulimit -v`, or more than the machine has) is refused at its statement
+/// instead of stopping in the allocation.
+pub fn room_for(bytes: usize) -> bool {
+    if bytes < ASKED_FROM {
+        return true;
+    }
+    // SAFETY: a block mimalloc gave is freed once, unread.
+    unsafe {
+        let block = mi::mi_malloc(bytes);
+        if block.is_null() {
+            return false;
+        }
+        mi::mi_free(block);
+    }
+    true
+}
+
+/// What the allocator does when the system refuses memory that was not
+/// asked for first (a copy made on assignment, a blame in the walk): says
+/// so in plain words and ends the run with status 1, instead of the
+/// standard library's abort. Nothing is allocated on the way out.
+#[cold]
+fn out_of_memory(bytes: usize) -> ! {
+    use std::io::Write;
+    let mut text = [0u8; 160];
+    let mut cursor = std::io::Cursor::new(&mut text[..]);
+    let _ = write!(
+        cursor,
+        "error: out of memory: the system refused {} MiB more\n  \
+         help: make the matrices smaller, or raise the limit on memory (`ulimit -v`)\n",
+        bytes.div_ceil(1 << 20)
+    );
+    let written = cursor.position() as usize;
+    let _ = std::io::stderr().write_all(&text[..written]);
+    std::process::exit(1);
+}
+
+/// `block`, unless it is null: then [`out_of_memory`].
+#[inline]
+fn given(block: *mut u8, bytes: usize) -> *mut u8 {
+    if block.is_null() {
+        out_of_memory(bytes);
+    }
+    block
+}
+
 /// Whether mimalloc's plain calls give this alignment: every block is
 /// aligned to 8 bytes, and blocks of 16 bytes or more to 16. (The aligned
 /// calls take a slower path, and nearly every block here is f64s.)
@@ -30,11 +85,14 @@ unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's contract for `alloc` is passed on.
         unsafe {
-            if plain(layout) {
-                mi::mi_malloc(layout.size()).cast()
-            } else {
-                mi::mi_malloc_aligned(layout.size(), layout.align()).cast()
-            }
+            given(
+                if plain(layout) {
+                    mi::mi_malloc(layout.size()).cast()
+                } else {
+                    mi::mi_malloc_aligned(layout.size(), layout.align()).cast()
+                },
+                layout.size(),
+            )
         }
     }
 
@@ -42,11 +100,14 @@ unsafe impl GlobalAlloc for Mimalloc {
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         // SAFETY: as for `alloc`.
         unsafe {
-            if plain(layout) {
-                mi::mi_zalloc(layout.size()).cast()
-            } else {
-                mi::mi_zalloc_aligned(layout.size(), layout.align()).cast()
-            }
+            given(
+                if plain(layout) {
+                    mi::mi_zalloc(layout.size()).cast()
+                } else {
+                    mi::mi_zalloc_aligned(layout.size(), layout.align()).cast()
+                },
+                layout.size(),
+            )
         }
     }
 
@@ -63,11 +124,14 @@ unsafe impl GlobalAlloc for Mimalloc {
         // by the aligned one otherwise.
         unsafe {
             let new_layout = Layout::from_size_align_unchecked(new_size, layout.align());
-            if plain(new_layout) {
-                mi::mi_realloc(ptr.cast::<c_void>(), new_size).cast()
-            } else {
-                mi::mi_realloc_aligned(ptr.cast::<c_void>(), new_size, layout.align()).cast()
-            }
+            given(
+                if plain(new_layout) {
+                    mi::mi_realloc(ptr.cast::<c_void>(), new_size).cast()
+                } else {
+                    mi::mi_realloc_aligned(ptr.cast::<c_void>(), new_size, layout.align()).cast()
+                },
+                new_size,
+            )
         }
     }
 }
@@ -75,6 +139,16 @@ unsafe impl GlobalAlloc for Mimalloc {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Small blocks are never asked for; a large one the system maps is
+    /// given; one larger than any address space is refused, not aborted.
+    #[test]
+    fn room_is_asked_for_large_blocks_only() {
+        assert!(room_for(0));
+        assert!(room_for(ASKED_FROM - 1));
+        assert!(room_for(ASKED_FROM));
+        assert!(!room_for(usize::MAX / 2));
+    }
 
     /// Blocks of many sizes come back aligned as asked, zeroed when asked,
     /// and keep their contents through resizes up and down.

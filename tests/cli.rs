@@ -246,6 +246,71 @@ fn too_little_address_space_for_the_stack_is_said_plainly() {
     assert!(!err.contains("panicked"), "{err}");
 }
 
+/// Runs `program` (written to a scratch file) under a limit on address
+/// space of `kib` KiB: its stderr and exit status.
+fn run_under_limit(program: &str, name: &str, kib: u64) -> (String, Option<i32>) {
+    let dir = std::env::temp_dir().join(format!("tapec-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let path = dir.join(name);
+    std::fs::write(&path, program).expect("write the program");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" run \"$1\""))
+        .arg(env!("CARGO_BIN_EXE_tapec"))
+        .arg(&path)
+        .output()
+        .expect("run tapec under sh");
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// A program that wants more memory than the system gives (here past a
+/// 6 GB `ulimit -v`, half a GiB more at each call) is refused at the
+/// statement that would make the next large matrix, with its span, and
+/// ends with status 1; it aborted in the allocation.
+#[test]
+fn more_memory_than_the_system_gives_is_refused_at_its_statement() {
+    let program = "program Hold;\n\
+                   procedure Hold(n: Integer);\n\
+                   begin\n  \
+                   m := Zeros(8000, 8000) + n;\n  \
+                   Hold(n + 1);\n\
+                   end;\n\
+                   Hold(1);\n";
+    let (err, code) = run_under_limit(program, "hold.tape", 6_000_000);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with("Error: not enough memory for "), "{err}");
+    assert!(err.contains("hold.tape:4:"), "{err}");
+    assert!(err.contains("which the system refused"), "{err}");
+    assert!(!err.contains("memory allocation of"), "{err}");
+}
+
+/// Memory the interpreter did not ask for first (here the copy a shared
+/// matrix gets when one element is set, half a GiB at each call), refused
+/// by the system, ends the run with a plain message and status 1 rather
+/// than an abort.
+#[test]
+fn memory_refused_on_the_way_ends_the_run_plainly() {
+    let program = "program Copies;\n\
+                   procedure Keep(a: Matrix; n: Integer);\n\
+                   begin\n  \
+                   b := a;\n  \
+                   b[1, 1] := n;\n  \
+                   Keep(b, n + 1);\n\
+                   end;\n\
+                   Keep(Zeros(8000, 8000), 1);\n";
+    let (err, code) = run_under_limit(program, "copies.tape", 6_000_000);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.starts_with("error: out of memory: the system refused 489 MiB more"),
+        "{err}"
+    );
+    assert!(!err.contains("memory allocation of"), "{err}");
+}
+
 /// `TAPEC_THREADS` takes what `--threads` takes, 1 to 1024: a hundred
 /// thousand threads, each reserving its stack, took minutes to start
 /// before even `check` of a one-line program.

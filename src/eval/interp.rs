@@ -709,6 +709,20 @@ impl Interpreter {
                     .push(Op::Leaf, Inputs::new(), to_tensor(v), candidate.span),
             },
         };
+        // The walk makes a blame of each value's shape, and hands it on
+        // through shares of the inputs' shapes: room for two of the
+        // largest is the least it needs.
+        let largest = (self.tape.records.iter())
+            .map(|r| r.shape.0 * r.shape.1)
+            .max()
+            .unwrap_or(1);
+        if !crate::memory::room_for(largest.saturating_mul(16)) {
+            return fail(no_room(
+                largest * 2,
+                "the reverse walk's blames".to_string(),
+                end,
+            ));
+        }
         if let Err(e) = self.tape.walk(node) {
             let record = &self.tape.records[e.record];
             let at = nan_at(
@@ -858,6 +872,25 @@ impl Interpreter {
     pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
         self.interrupted()?;
         let inputs = tape_inputs(args);
+        // Only an operation on a large input makes a large result here (at
+        // most twice its largest input's size, with what it keeps): those
+        // whose result outgrows their inputs, a product, HStack and
+        // Embed, were asked for by `check_size`.
+        if inputs
+            .iter()
+            .any(|i| i.0.len() * 16 >= crate::memory::ASKED_FROM)
+        {
+            let shapes: SmallVec<[(usize, usize); 2]> =
+                inputs.iter().map(|i| i.0.shape()).collect();
+            let elements = op.most_elements(&shapes);
+            if !crate::memory::room_for(elements.saturating_mul(8)) {
+                let what = match op.name() {
+                    symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
+                    word => word.to_string(),
+                };
+                return fail(no_room(elements, format!("the result of {what}"), span));
+            }
+        }
         let name = op.name();
         match self.tape.apply(op, &inputs, span) {
             Ok((output, tag)) => Ok(from_tensor(output, tag)),
@@ -1625,10 +1658,18 @@ impl Interpreter {
         }
     }
 
-    /// Refuses a matrix too large to allocate, before allocating it.
+    /// Refuses a matrix too large to allocate, before allocating it: more
+    /// elements than a matrix may have, or more memory than the system
+    /// gives now.
     pub fn check_size(&self, rows: usize, cols: usize, span: Span) -> Flow<()> {
         match rows.checked_mul(cols) {
-            Some(n) if n <= self.max_elements => Ok(()),
+            Some(n) if n <= self.max_elements => {
+                if crate::memory::room_for(n * 8) {
+                    Ok(())
+                } else {
+                    fail(no_room(n, format!("a {rows}×{cols} matrix"), span))
+                }
+            }
             _ => fail(
                 Diagnostic::new(span, format!("a {rows}×{cols} matrix is too large"))
                     .with_label(
@@ -2410,6 +2451,20 @@ fn matrix_dim(v: &Value) -> (usize, usize) {
 /// The values of an operation's arguments, with their records, as the tape
 /// takes them (pushed one by one: a collecting `extend` is not inlined and
 /// cost 2% of a small step).
+/// The system refused the memory of `elements` numbers that `what` needs.
+fn no_room(elements: usize, what: String, span: Span) -> Diagnostic {
+    let gib = elements as f64 * 8.0 / (1u64 << 30) as f64;
+    Diagnostic::new(span, format!("not enough memory for {what}"))
+        .with_label(
+            span,
+            format!("needs {gib:.1} GiB more, which the system refused"),
+        )
+        .with_hint(
+            "every matrix a variable or an open tape holds stays in memory: make them smaller, \
+             let go of large ones (`m := 0;`), or raise the limit on memory (`ulimit -v`)",
+        )
+}
+
 fn tape_inputs(args: &[(&Value, Span)]) -> SmallVec<[(Tensor, Option<NodeRef>, Span); 2]> {
     let mut inputs = SmallVec::new();
     for (v, s) in args {

@@ -183,6 +183,35 @@ impl Op {
         matches!(self, Op::CrossEntropy(_) | Op::LayerNorm)
     }
 
+    /// The most elements the output of the operation on inputs of these
+    /// shapes holds, with what [`Op::forward_keeping`] keeps beside it:
+    /// the memory it asks for before it runs
+    /// ([`crate::memory::room_for`]).
+    pub fn most_elements(&self, shapes: &[(usize, usize)]) -> usize {
+        let size = |(rows, cols): (usize, usize)| rows.saturating_mul(cols);
+        let largest = shapes.iter().map(|&s| size(s)).max().unwrap_or(1);
+        match self {
+            Op::Leaf
+            | Op::Elementwise(_)
+            | Op::Neg
+            | Op::Transpose
+            | Op::RowSoftmax
+            | Op::Unary(_)
+            | Op::Power(..) => largest,
+            Op::MatMul => size((shapes[0].0, shapes[1].1)),
+            Op::Sum | Op::Mean | Op::Element(..) => 1,
+            Op::RowSum | Op::RowMean => shapes[0].0,
+            Op::ColSum => shapes[0].1,
+            Op::Embed(ids) => size((ids.len(), shapes[0].1)),
+            Op::RowRange(_, count) => size((*count, shapes[0].1)),
+            Op::ColRange(_, count) => size((shapes[0].0, *count)),
+            Op::HStack | Op::VStack => shapes.iter().map(|&s| size(s)).sum(),
+            Op::Literal(rows, cols) => size((*rows, *cols)),
+            // What they keep is at most their input's size.
+            Op::LayerNorm | Op::CrossEntropy(_) => largest.saturating_mul(2),
+        }
+    }
+
     /// [`Op::forward`], and what it worked out on the way that the per-link
     /// rule would otherwise work out again (see [`Kept`]).
     pub fn forward_keeping(&self, inputs: &[&Tensor]) -> Result<(Tensor, Option<Kept>), OpError> {
@@ -445,5 +474,56 @@ mod tests {
         let _holder = blame.clone();
         blame.accumulate(Tensor::Scalar(1.0));
         assert_eq!(blame.view(), held.mapv(|x| x + 1.0));
+    }
+
+    /// Every operation's output, with what it keeps, holds no more
+    /// elements than `most_elements` says: the memory asked for before it
+    /// runs is never less than it takes.
+    #[test]
+    fn most_elements_bounds_every_output() {
+        let m = |rows: usize, cols: usize| {
+            Tensor::matrix(ndarray::Array2::from_shape_fn((rows, cols), |(r, c)| {
+                (r * cols + c) as f64 * 0.1 + 0.5
+            }))
+        };
+        let (a, b, row, col, x) = (m(3, 4), m(3, 4), m(1, 4), m(3, 1), Tensor::Scalar(2.0));
+        let (w, square) = (m(4, 5), m(3, 3));
+        let cases: Vec<(Op, Vec<&Tensor>)> = vec![
+            (Op::Leaf, vec![&a]),
+            (Op::Elementwise(Elementwise::Add), vec![&a, &b]),
+            (Op::Elementwise(Elementwise::Sub), vec![&row, &a]),
+            (Op::Elementwise(Elementwise::Div), vec![&a, &col]),
+            (Op::Elementwise(Elementwise::Mul), vec![&x, &a]),
+            (Op::Elementwise(Elementwise::Hadamard), vec![&a, &b]),
+            (Op::Neg, vec![&a]),
+            (Op::MatMul, vec![&a, &w]),
+            (Op::MatMul, vec![&col, &row]),
+            (Op::Transpose, vec![&a]),
+            (Op::Sum, vec![&a]),
+            (Op::Mean, vec![&a]),
+            (Op::RowSum, vec![&a]),
+            (Op::RowMean, vec![&a]),
+            (Op::ColSum, vec![&a]),
+            (Op::RowSoftmax, vec![&a]),
+            (Op::Unary(Unary::Tanh), vec![&a]),
+            (Op::Unary(Unary::Sqr), vec![&x]),
+            (Op::Power(3.0, None), vec![&a]),
+            (Op::LayerNorm, vec![&a]),
+            (Op::Embed(Rc::new(vec![0, 2, 2, 1, 0])), vec![&square]),
+            (Op::CrossEntropy(Rc::new(vec![0, 3, 1])), vec![&a]),
+            (Op::RowRange(1, 2), vec![&a]),
+            (Op::ColRange(0, 3), vec![&a]),
+            (Op::HStack, vec![&a, &col]),
+            (Op::VStack, vec![&a, &row]),
+            (Op::Element(1, 2), vec![&a]),
+            (Op::Literal(2, 2), vec![&x, &x, &x, &x]),
+        ];
+        for (op, inputs) in cases {
+            let shapes: Vec<_> = inputs.iter().map(|t| t.shape()).collect();
+            let (output, kept) = op.forward_keeping(&inputs).expect("inputs that fit");
+            let taken = output.len() + kept.map_or(0, |k| k.len());
+            let bound = op.most_elements(&shapes);
+            assert!(taken <= bound, "{op:?}: {taken} elements, bound {bound}");
+        }
     }
 }
