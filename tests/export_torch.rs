@@ -110,6 +110,63 @@ fn run_script(python: &Path, script: &Path, args: &[String]) -> (String, String,
     )
 }
 
+/// Runs `script` with every `Tensor.clone` counted: its stdout, and the
+/// count the wrapper writes last on stderr.
+const COUNTING_COPIES: &str = r#"
+import runpy, sys, torch
+count = [0]
+clone = torch.Tensor.clone
+def counting(self, *args, **kwargs):
+    count[0] += 1
+    return clone(self, *args, **kwargs)
+torch.Tensor.clone = counting
+script = sys.argv[1]
+sys.argv = sys.argv[1:]
+try:
+    runpy.run_path(script, run_name="__main__")
+finally:
+    print("copies", count[0], file=sys.stderr)
+"#;
+
+/// An element set through a `var` parameter changes the caller's matrix
+/// in place when nothing else holds it, as a plain element set does: the
+/// 150 x 150 fill of `element_writes_through_var`, one routine call per
+/// element, copies a matrix a handful of times, where it copied the whole
+/// matrix at each of its 22,500 calls (work in the square of the fill).
+/// What it prints is tapec's (the copies that remain are those the other
+/// holders need).
+#[test]
+fn element_sets_through_var_parameters_copy_no_matrix_each() {
+    let Some(python) = python_or_not_run("the export's var element set test") else {
+        return;
+    };
+    let base = std::env::temp_dir().join(format!("tapec-export-copies-{}", std::process::id()));
+    let program = Path::new("tests/run/element_writes_through_var.tape");
+    let script = export_into(program, &base);
+    let out = Command::new(&python)
+        .arg("-c")
+        .arg(COUNTING_COPIES)
+        .arg(&script)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&base);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        std::fs::read_to_string(program.with_extension("out")).unwrap()
+    );
+    let copies: usize = stderr
+        .trim_end()
+        .rsplit_once("copies ")
+        .and_then(|(_, n)| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count of copies in: {stderr}"));
+    assert!(copies < 100, "{copies} copies of a matrix");
+}
+
 fn program_args(program: &Path) -> Vec<String> {
     std::fs::read_to_string(program.with_extension("args"))
         .map(|t| t.lines().map(str::to_string).collect())

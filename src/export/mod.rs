@@ -686,16 +686,22 @@ impl Exporter<'_> {
                 value,
             } => {
                 let m = py_name(&target.text);
+                let by_var = self.var_params.iter().position(|p| **p == *target.text);
                 let set = format!(
-                    "rt.set_element({m}, {}, {}, {}, {})",
+                    "rt.set_element({m}, {}, {}, {}, {}{})",
                     self.expr(row)?,
                     self.expr(col)?,
                     self.expr(value)?,
-                    py_str(&target.text)
+                    py_str(&target.text),
+                    if by_var.is_some() {
+                        ", through_var=True"
+                    } else {
+                        ""
+                    }
                 );
                 // Through a `var` parameter, the matrix is the variable's
                 // at once, wherever it lives.
-                let set = match self.var_params.iter().position(|p| **p == *target.text) {
+                let set = match by_var {
                     Some(k) => format!("rt.var_assigned({set}, {k}, {})", py_str(&target.text)),
                     None => set,
                 };

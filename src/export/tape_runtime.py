@@ -1846,10 +1846,11 @@ def element(m, i, j, where=None):
     return _real_of(m[r, c])
 
 
-def set_element(m, i, j, x, name, where=None):
+def set_element(m, i, j, x, name, where=None, through_var=False):
     """`name[i, j] := x`, where `name` holds `m`: a new matrix; a copy of
     `m` elsewhere keeps its value. Checked in tapec's order: the element,
-    then the variable, then the indices."""
+    then the variable, then the indices. `through_var`: `name` is the
+    running routine's `var` parameter (see `_held_once`)."""
     if _tape[0] is not None and _tape[0].open:
         raise TapeError(where, "an element cannot be changed inside a tape")
     if not _number(x):
@@ -1858,7 +1859,7 @@ def set_element(m, i, j, x, name, where=None):
         raise TapeError(where, f"`{name}` is {_kind(m)}, not a matrix")
     r = _index(i, m.shape[0], "row", where)
     c = _index(j, m.shape[1], "column", where)
-    if not _held_once(_holders(m)):
+    if not _held_once(_holders(m), through_var):
         m = m.detach().clone()
     m[r, c] = float(x)
     return m
@@ -1882,14 +1883,17 @@ def _calibrated(m):
 _HELD_ONCE = []
 
 
-def _held_once(holders):
+def _held_once(holders, through_var=False):
     """Whether the matrix `set_element` was given is held by its variable
     alone (no other name, no view of its storage, not on a tape), so that
     changing it in place changes nothing else: then `m[i, j] := x` in a
     loop takes time in proportion to the loop, not the loop times the
-    matrix. The counts of a matrix held once are found by trying, so that
-    any Python gives its own; where a second name or a view did not raise
-    them, every element set copies, as before."""
+    matrix. Through a `var` parameter (`through_var`), the caller's
+    variable holds it as well, and the routine's call on the way: it gets
+    the new matrix when the routine returns. The counts of a matrix held
+    once are found by trying, so that any Python gives its own, the second
+    through a routine's call as the export writes it; where a second name
+    or a view did not raise them, every element set copies, as before."""
     import torch
     if not _HELD_ONCE:
         alone = torch.zeros(1, 1)
@@ -1900,11 +1904,24 @@ def _held_once(holders):
         view = alone.t()
         viewed = _calibrated(alone)
         del view
+
+        @routine("_calibrated", ("m",), ("var",))
+        def through(m):
+            return _calibrated(m)
+        # A call of its own: the program's depth and last `var` assigned
+        # are left as they were.
+        depth, last = _depth[0], _last_var[0]
+        _depth[0] = 0
+        try:
+            passed = through(alone)
+        finally:
+            _depth[0], _last_var[0] = depth, last
         works = once is not None and named[0] > once[0] and viewed[1] > once[1]
-        _HELD_ONCE.append(once[:2] if works else None)
+        _HELD_ONCE.append((once[:2], passed[:2]) if works and passed is not None else None)
     counts = _HELD_ONCE[0]
     if holders is None or counts is None or holders[2]:
         return False
+    counts = counts[1 if through_var else 0]
     return holders[0] <= counts[0] and holders[1] <= counts[1]
 
 
