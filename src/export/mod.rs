@@ -693,11 +693,7 @@ impl Exporter<'_> {
                     self.expr(col)?,
                     self.expr(value)?,
                     py_str(&target.text),
-                    if by_var.is_some() {
-                        ", through_var=True"
-                    } else {
-                        ""
-                    }
+                    by_var.map_or(String::new(), |k| format!(", through_var={k}"))
                 );
                 // Through a `var` parameter, the matrix is the variable's
                 // at once, wherever it lives.

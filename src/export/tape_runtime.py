@@ -497,6 +497,10 @@ _last_var = [[]]
 # and the name of that variable, and where it is a global that some
 # routine reads while the call runs, its name in the script; or None.
 _var_places = []
+# The values each running call's `var` parameters were given, in order:
+# an element set through one changes the matrix in place only while the
+# parameter still holds the value it was given (`set_element`).
+_var_given = []
 # The script's globals, where such a global is assigned at once.
 _script_globals = [{}]
 
@@ -673,12 +677,15 @@ def routine(name, params=(), types=(), function=None, declared=()):
             _depth[0] += 1
             _var_frames.append([])
             _var_places.append(places)
+            _var_given.append(tuple(a for a, t in zip(args, types)
+                                    if t is not None and t.startswith("var")))
             try:
                 out = body(*args)
             finally:
                 _depth[0] -= 1
                 _last_var[0] = _var_frames.pop()
                 _var_places.pop()
+                _var_given.pop()
             if function and (out[0] if type(out) is tuple else out) is None:
                 raise TapeError(function, f"`{name}` ended without setting `Result`")
             return out
@@ -1846,11 +1853,13 @@ def element(m, i, j, where=None):
     return _real_of(m[r, c])
 
 
-def set_element(m, i, j, x, name, where=None, through_var=False):
+def set_element(m, i, j, x, name, where=None, through_var=None):
     """`name[i, j] := x`, where `name` holds `m`: a new matrix; a copy of
     `m` elsewhere keeps its value. Checked in tapec's order: the element,
     then the variable, then the indices. `through_var`: `name` is the
-    running routine's `var` parameter (see `_held_once`)."""
+    running routine's `var` parameter of that number (from 0, among its
+    `var` parameters); while it holds the value it was given, the
+    caller's variable holds it too (see `_held_once`)."""
     if _tape[0] is not None and _tape[0].open:
         raise TapeError(where, "an element cannot be changed inside a tape")
     if not _number(x):
@@ -1859,7 +1868,9 @@ def set_element(m, i, j, x, name, where=None, through_var=False):
         raise TapeError(where, f"`{name}` is {_kind(m)}, not a matrix")
     r = _index(i, m.shape[0], "row", where)
     c = _index(j, m.shape[1], "column", where)
-    if not _held_once(_holders(m), through_var):
+    given = _var_given[-1] if through_var is not None and _var_given else ()
+    passed = through_var is not None and through_var < len(given) and given[through_var] is m
+    if not _held_once(_holders(m), passed):
         m = m.detach().clone()
     m[r, c] = float(x)
     return m
@@ -1888,9 +1899,11 @@ def _held_once(holders, through_var=False):
     alone (no other name, no view of its storage, not on a tape), so that
     changing it in place changes nothing else: then `m[i, j] := x` in a
     loop takes time in proportion to the loop, not the loop times the
-    matrix. Through a `var` parameter (`through_var`), the caller's
-    variable holds it as well, and the routine's call on the way: it gets
-    the new matrix when the routine returns. The counts of a matrix held
+    matrix. Through a `var` parameter that still holds the value it was
+    given (`through_var`), the caller's variable holds it as well, and the
+    routine's call on the way: it gets the new matrix when the routine
+    returns (and the holders of a value the parameter was given later, a
+    local's or a global's, are not the caller's). The counts of a matrix held
     once are found by trying, so that any Python gives its own, the second
     through a routine's call as the export writes it; where a second name
     or a view did not raise them, every element set copies, as before."""
