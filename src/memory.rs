@@ -24,8 +24,9 @@ pub const ASKED_FROM: usize = 64 << 20;
 /// once (the pages are never touched, so this costs a mapping, not a fill).
 /// The interpreter asks before an operation that makes a large matrix, so
 /// that a program that wants more than the system gives (past a
-/// `ulimit -v`, or more than the machine has) is refused at its statement
-/// instead of stopping in the allocation.
+/// `ulimit -v`, or past the address space there is) is refused at its
+/// statement instead of stopping in the allocation. (Under Linux's default
+/// overcommit a mapping is not refused for want of RAM.)
 pub fn room_for(bytes: usize) -> bool {
     if bytes < ASKED_FROM {
         return true;
@@ -42,19 +43,27 @@ pub fn room_for(bytes: usize) -> bool {
 }
 
 /// What the allocator does when the system refuses memory that was not
-/// asked for first (a copy made on assignment, a blame in the walk): says
-/// so in plain words and ends the run with status 1, instead of the
-/// standard library's abort. Nothing is allocated on the way out.
+/// asked for first (the walk's blames past the first, a copy inside an
+/// operation): says so in plain words and ends the run with status 1,
+/// instead of the standard library's abort. Nothing is allocated on the
+/// way out. Every allocation goes through here, so a fallible one
+/// (`Vec::try_reserve`) ends the run too: tapec's own reads of files ask
+/// for their room first instead ([`crate::eval::files::read_at_most`]).
 #[cold]
 fn out_of_memory(bytes: usize) -> ! {
     use std::io::Write;
-    let mut text = [0u8; 160];
+    let mut text = [0u8; 320];
     let mut cursor = std::io::Cursor::new(&mut text[..]);
+    let (amount, unit) = if bytes >= 1 << 20 {
+        (bytes.div_ceil(1 << 20), "MiB")
+    } else {
+        (bytes, "bytes")
+    };
     let _ = write!(
         cursor,
-        "error: out of memory: the system refused {} MiB more\n  \
-         help: make the matrices smaller, or raise the limit on memory (`ulimit -v`)\n",
-        bytes.div_ceil(1 << 20)
+        "Error: out of memory: the system refused {amount} {unit} more, and tapec stops\n  \
+         Help: every value a variable or a tape holds stays in memory: use smaller matrices, \
+         or raise the limit on memory (`ulimit -v`)\n"
     );
     let written = cursor.position() as usize;
     let _ = std::io::stderr().write_all(&text[..written]);

@@ -288,12 +288,12 @@ fn more_memory_than_the_system_gives_is_refused_at_its_statement() {
     assert!(!err.contains("memory allocation of"), "{err}");
 }
 
-/// Memory the interpreter did not ask for first (here the copy a shared
-/// matrix gets when one element is set, half a GiB at each call), refused
-/// by the system, ends the run with a plain message and status 1 rather
-/// than an abort.
+/// Setting an element of a large matrix that another value holds too
+/// copies it: room for the copy is asked for first, and refused, the
+/// statement stops with a diagnostic (here half a GiB more at each call,
+/// past a 6 GB `ulimit -v`).
 #[test]
-fn memory_refused_on_the_way_ends_the_run_plainly() {
+fn a_copy_the_system_refuses_is_refused_at_its_statement() {
     let program = "program Copies;\n\
                    procedure Keep(a: Matrix; n: Integer);\n\
                    begin\n  \
@@ -305,7 +305,47 @@ fn memory_refused_on_the_way_ends_the_run_plainly() {
     let (err, code) = run_under_limit(program, "copies.tape", 6_000_000);
     assert_eq!(code, Some(1), "{err}");
     assert!(
-        err.starts_with("error: out of memory: the system refused 489 MiB more"),
+        err.starts_with("Error: not enough memory for a copy of `b`"),
+        "{err}"
+    );
+    assert!(err.contains("copies.tape:5:3"), "{err}");
+}
+
+/// A file read by `ReadText` whose bytes the system will not give room
+/// for (256 MiB past a 3.5 GB `ulimit -v`) is the read's error, at its
+/// span, as a file that cannot be read is: the reading asks for its
+/// buffers first, and does not end the run in the allocator.
+#[test]
+fn a_file_too_large_for_the_memory_left_is_refused_at_its_read() {
+    let big = std::env::temp_dir().join(format!("tapec-big-{}.txt", std::process::id()));
+    std::fs::write(&big, vec![b'a'; 256 << 20]).expect("write a large file");
+    let program = format!("s := ReadText('{}');\nWriteLn(Length(s));\n", big.display());
+    let (err, code) = run_under_limit(&program, "read.tape", 3_500_000);
+    let _ = std::fs::remove_file(&big);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.starts_with("Error: cannot read `"), "{err}");
+    assert!(err.contains("out of memory"), "{err}");
+    assert!(err.contains("read.tape:1:"), "{err}");
+}
+
+/// Memory the interpreter did not ask for first (here the walk's blames
+/// of ten `Tanh`s of a 5600×5600 matrix, one of which it asks for), refused
+/// by the system past a 7.5 GB `ulimit -v`, ends the run with a plain
+/// message and status 1 rather than an abort.
+#[test]
+fn memory_refused_on_the_way_ends_the_run_plainly() {
+    let program = "program Names;\n\
+                   w := Zeros(5600, 5600);\n\
+                   tape\n  \
+                   b := Tanh(w); c := Tanh(b); d := Tanh(c); e := Tanh(d); f := Tanh(e);\n  \
+                   g := Tanh(f); h := Tanh(g); i := Tanh(h); j := Tanh(i); k := Tanh(j);\n  \
+                   s := Sum(k);\n\
+                   end;\n\
+                   WriteLn(s);\n";
+    let (err, code) = run_under_limit(program, "names.tape", 7_500_000);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.starts_with("Error: out of memory: the system refused 240 MiB more, and tapec stops"),
         "{err}"
     );
     assert!(!err.contains("memory allocation of"), "{err}");

@@ -74,11 +74,32 @@ pub fn write_whole(path: &Path, text: &str) -> std::io::Result<()> {
 }
 
 /// A file's bytes, but at most `limit` and one more: a file too large, or
-/// endless as `/dev/zero` is, is read only far enough to be refused.
+/// endless as `/dev/zero` is, is read only far enough to be refused. Room
+/// for each larger buffer is asked for first ([`crate::memory::room_for`]):
+/// memory the system refuses is an `OutOfMemory` error, not the end of the
+/// run.
 pub fn read_at_most(path: &Path, limit: usize) -> std::io::Result<Vec<u8>> {
-    let file = std::fs::File::open(path)?;
+    use std::io::Read;
+    let mut file = std::fs::File::open(path)?.take(limit as u64 + 1);
     let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut std::io::Read::take(file, limit as u64 + 1), &mut bytes)?;
+    let mut filled = 0;
+    loop {
+        if filled == bytes.len() {
+            let size = (bytes.len() * 2).max(8 << 10).min(limit + 1);
+            // The old buffer and the new one, while the bytes move over.
+            if !crate::memory::room_for(bytes.len() + size) {
+                return Err(std::io::ErrorKind::OutOfMemory.into());
+            }
+            bytes.resize(size.max(filled + 1), 0);
+        }
+        match file.read(&mut bytes[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    bytes.truncate(filled);
     Ok(bytes)
 }
 

@@ -709,16 +709,15 @@ impl Interpreter {
                     .push(Op::Leaf, Inputs::new(), to_tensor(v), candidate.span),
             },
         };
-        // The walk makes a blame of each value's shape, and hands it on
-        // through shares of the inputs' shapes: room for two of the
-        // largest is the least it needs.
+        // The walk makes a blame of each value's shape: room for one of
+        // the largest is the least it needs.
         let largest = (self.tape.records.iter())
             .map(|r| r.shape.0 * r.shape.1)
             .max()
             .unwrap_or(1);
-        if !crate::memory::room_for(largest.saturating_mul(16)) {
+        if !crate::memory::room_for(largest.saturating_mul(8)) {
             return fail(no_room(
-                largest * 2,
+                largest,
                 "the reverse walk's blames".to_string(),
                 end,
             ));
@@ -886,9 +885,10 @@ impl Interpreter {
             if !crate::memory::room_for(elements.saturating_mul(8)) {
                 let what = match op.name() {
                     symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
+                    "negate" => "`-`".to_string(),
                     word => word.to_string(),
                 };
-                return fail(no_room(elements, format!("the result of {what}"), span));
+                return fail(no_room(elements, what, span));
             }
         }
         let name = op.name();
@@ -1224,6 +1224,18 @@ impl Interpreter {
         let Some(Value::Matrix(mut m, old)) = slot.value.take() else {
             unreachable!("checked to be a matrix above")
         };
+        if Rc::strong_count(&m) > 1 && !crate::memory::room_for(m.len() * 8) {
+            let elements = m.len();
+            slot.value = Some(Value::Matrix(m, old));
+            return fail(no_room(
+                elements,
+                format!(
+                    "a copy of `{}`, whose matrix another value holds too",
+                    target.text
+                ),
+                target.span.to(value.span),
+            ));
+        }
         Rc::make_mut(&mut m)[(r, c)] = x;
         slot.value = Some(Value::Matrix(m, None));
         let after_nudge = std::mem::take(&mut slot.nudged);

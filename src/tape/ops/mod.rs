@@ -207,8 +207,12 @@ impl Op {
             Op::ColRange(_, count) => size((shapes[0].0, *count)),
             Op::HStack | Op::VStack => shapes.iter().map(|&s| size(s)).sum(),
             Op::Literal(rows, cols) => size((*rows, *cols)),
-            // What they keep is at most their input's size.
-            Op::LayerNorm | Op::CrossEntropy(_) => largest.saturating_mul(2),
+            // LayerNorm keeps a number per row beside its output;
+            // CrossEntropy gives one number and keeps the probabilities
+            // and a number per row and one more.
+            Op::LayerNorm | Op::CrossEntropy(_) => {
+                largest.saturating_add(shapes[0].0).saturating_add(2)
+            }
         }
     }
 
@@ -511,6 +515,8 @@ mod tests {
             (Op::LayerNorm, vec![&a]),
             (Op::Embed(Rc::new(vec![0, 2, 2, 1, 0])), vec![&square]),
             (Op::CrossEntropy(Rc::new(vec![0, 3, 1])), vec![&a]),
+            (Op::CrossEntropy(Rc::new(vec![0, 0, 0])), vec![&col]),
+            (Op::LayerNorm, vec![&col]),
             (Op::RowRange(1, 2), vec![&a]),
             (Op::ColRange(0, 3), vec![&a]),
             (Op::HStack, vec![&a, &col]),
