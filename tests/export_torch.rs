@@ -489,6 +489,7 @@ const SAME_WORDS: &[&str] = &[
     "tape_ends_on_string",
     "unset_global_in_tape",
     "var_argument_left_unassigned",
+    "nudged_then_set_through_var",
     "var_parameter_names_a_declared_variable",
     "var_parameter_no_value",
     "var_parameter_type",

@@ -687,13 +687,18 @@ impl Exporter<'_> {
             } => {
                 let m = py_name(&target.text);
                 let by_var = self.var_params.iter().position(|p| **p == *target.text);
+                // In place through a `var` parameter, the caller's variable
+                // changes at once, as in tapec; but `CheckBlame`'s replay
+                // reads the variables' values as they are then, not as the
+                // tape recorded them, so a program that calls it copies.
+                let in_place = by_var.filter(|_| !self.replays);
                 let set = format!(
                     "rt.set_element({m}, {}, {}, {}, {}{})",
                     self.expr(row)?,
                     self.expr(col)?,
                     self.expr(value)?,
                     py_str(&target.text),
-                    by_var.map_or(String::new(), |k| format!(", through_var={k}"))
+                    in_place.map_or(String::new(), |k| format!(", through_var={k}"))
                 );
                 // Through a `var` parameter, the matrix is the variable's
                 // at once, wherever it lives.

@@ -1872,6 +1872,9 @@ def set_element(m, i, j, x, name, where=None, through_var=None):
     passed = through_var is not None and through_var < len(given) and given[through_var] is m
     if not _held_once(_holders(m), passed):
         m = m.detach().clone()
+    elif hasattr(m, "_nudged_on"):
+        # Changed in place, the value is no longer the one `Nudge` made.
+        del m._nudged_on
     m[r, c] = float(x)
     return m
 
