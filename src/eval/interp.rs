@@ -871,8 +871,8 @@ impl Interpreter {
     pub fn apply(&mut self, op: Op, args: &[(&Value, Span)], span: Span) -> Flow<Value> {
         self.interrupted()?;
         let inputs = tape_inputs(args);
-        // Only an operation on a large input makes a large result here (at
-        // most twice its largest input's size, with what it keeps): those
+        // Only an operation on a large input makes a large result here
+        // (about its largest input's size, with what it keeps): those
         // whose result outgrows their inputs, a product, HStack and
         // Embed, were asked for by `check_size`.
         if inputs
@@ -2460,9 +2460,6 @@ fn matrix_dim(v: &Value) -> (usize, usize) {
     }
 }
 
-/// The values of an operation's arguments, with their records, as the tape
-/// takes them (pushed one by one: a collecting `extend` is not inlined and
-/// cost 2% of a small step).
 /// The system refused the memory of `elements` numbers that `what` needs.
 fn no_room(elements: usize, what: String, span: Span) -> Diagnostic {
     let gib = elements as f64 * 8.0 / (1u64 << 30) as f64;
@@ -2477,6 +2474,9 @@ fn no_room(elements: usize, what: String, span: Span) -> Diagnostic {
         )
 }
 
+/// The values of an operation's arguments, with their records, as the tape
+/// takes them (pushed one by one: a collecting `extend` is not inlined and
+/// cost 2% of a small step).
 fn tape_inputs(args: &[(&Value, Span)]) -> SmallVec<[(Tensor, Option<NodeRef>, Span); 2]> {
     let mut inputs = SmallVec::new();
     for (v, s) in args {
