@@ -883,12 +883,7 @@ impl Interpreter {
                 inputs.iter().map(|i| i.0.shape()).collect();
             let elements = op.most_elements(&shapes);
             if !crate::memory::room_for(elements.saturating_mul(8)) {
-                let what = match op.name() {
-                    symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
-                    "negate" => "`-`".to_string(),
-                    word => word.to_string(),
-                };
-                return fail(no_room(elements, what, span));
+                return fail(no_room(elements, shown_op(op.name()), span));
             }
         }
         let name = op.name();
@@ -897,10 +892,7 @@ impl Interpreter {
             Err(Refused::Op(e)) => fail(self.op_error(e, args, span)),
             Err(Refused::Nan(shape, position)) => {
                 let at = nan_at(shape, position);
-                let name = match name {
-                    symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
-                    word => word.to_string(),
-                };
+                let name = shown_op(name);
                 let d = Diagnostic::new(span, format!("{name} made a NaN (not a number){at}"))
                     .with_label(span, format!("this {name} gives NaN"));
                 // A statement that is the operation alone (`Log(-1.0);` at
@@ -2457,6 +2449,16 @@ fn matrix_dim(v: &Value) -> (usize, usize) {
     match v {
         Value::Matrix(m, _) => m.dim(),
         _ => (1, 1),
+    }
+}
+
+/// An operation's name as a diagnostic shows it: an operator as its
+/// symbol in backticks (negation as `-`), a builtin by its name.
+fn shown_op(name: &str) -> String {
+    match name {
+        symbol @ ("+" | "-" | "/" | "*") => format!("`{symbol}`"),
+        "negate" => "`-`".to_string(),
+        word => word.to_string(),
     }
 }
 
