@@ -908,7 +908,7 @@ impl Exporter<'_> {
                 if self.out.len() == before {
                     self.emit(depth + 1, "pass", None);
                 }
-                self.emit(depth, &format!("{function}()"), None);
+                self.emit(depth, &format!("rt.tape_run({function}, globals())"), None);
                 self.emit(
                     depth,
                     &format!("rt.tape_close({function}, globals())"),

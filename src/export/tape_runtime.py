@@ -1400,6 +1400,8 @@ class _Tape:
         self.replays = False
         self.held = {}
         self.seen = {}
+        # The program's variables as the block started (`tape_run`).
+        self.started = {}
 
 
 _tape = [None]
@@ -1519,6 +1521,17 @@ def on_tape(v, name=None):
         where = _here()
     _tape[0].result, _tape[0].result_where, _tape[0].result_name = v, where, name
     return v
+
+
+def tape_run(block, scope):
+    """Runs the block of a tape that `CheckBlame` may replay, first keeping
+    the program's variables as they are when it starts (`scope`, a shallow
+    copy): the replay starts from them, as tapec's replays the recorded
+    operations on the values they read, whatever the variables hold by the
+    time `CheckBlame` runs. The copy holds the matrices too, so an element
+    set after the tape copies one rather than change it in place."""
+    _tape[0].started = dict(scope)
+    block()
 
 
 def tape_close(replay=None, scope=None):
@@ -2750,8 +2763,10 @@ def _replay(tape, name, value):
     torch = _torch()
     scope = tape.scope
     kept = dict(scope)
+    scope.clear()
+    scope.update(tape.started)
     dtype = _options["dtype"]
-    for key, v in kept.items():
+    for key, v in tape.started.items():
         if _is_tensor(v) and v.is_floating_point():
             scope[key] = v.double()
             if _integer(v) and scope[key] is not v:
