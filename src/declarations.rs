@@ -70,6 +70,16 @@ pub struct Param {
     pub sample: &'static str,
 }
 
+impl Param {
+    /// Whether the argument must be an Integer: an Integer parameter, or a
+    /// selector that is one number (a row or column number, a count), not a
+    /// row of them (ids, targets), as its sample shows.
+    pub fn wants_an_integer(&self) -> bool {
+        self.kind == ParamKind::Integer
+            || (self.kind == ParamKind::Selector && self.sample.parse::<i64>().is_ok())
+    }
+}
+
 /// A recorded matrix operation that takes matrices only and needs nothing
 /// from its call but its inputs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

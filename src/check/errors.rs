@@ -284,12 +284,7 @@ pub fn wrong_kind(
     }
     // `Row(W, c)` with `c` a Real (read from a matrix, or `2.0`): a whole
     // number, where the sample shows one, is the Integer the Real is not.
-    let wants_an_integer = b.params.get(position).is_some_and(|p| {
-        p.kind == crate::declarations::ParamKind::Integer
-            || (p.kind == crate::declarations::ParamKind::Selector
-                && p.sample.parse::<i64>().is_ok())
-    });
-    if real && wants_an_integer {
+    if real && b.params.get(position).is_some_and(|p| p.wants_an_integer()) {
         d = d.with_hint(INTEGER_HINT);
     }
     d

@@ -12,7 +12,7 @@ pub mod resolve;
 
 use std::collections::{HashMap, HashSet};
 
-use crate::declarations::{self, Does, Kind, ParamKind};
+use crate::declarations::{self, Does, Kind, Param, ParamKind};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::syntax::tree::*;
 use errors::*;
@@ -53,18 +53,21 @@ impl Literal {
         }
     }
 
-    /// Whether a builtin's parameter of kind `kind` refuses this, whatever
-    /// the literal's value and the other arguments are (a test holds each
+    /// Whether a builtin's parameter `param` refuses this, whatever the
+    /// literal's value and the other arguments are (a test holds each
     /// against the error the call gives when it runs).
-    fn refused_by(self, kind: ParamKind) -> bool {
+    fn refused_by(self, param: &Param) -> bool {
         use Literal::*;
-        match kind {
+        if param.wants_an_integer() {
+            return self != Integer;
+        }
+        match param.kind {
             ParamKind::Integer => self != Integer,
-            ParamKind::Number
-            | ParamKind::NumberOrMatrix
-            | ParamKind::Selector
-            | ParamKind::Exponent => matches!(self, Str | Boolean),
-            ParamKind::Matrix => true,
+            ParamKind::Number | ParamKind::NumberOrMatrix | ParamKind::Exponent => {
+                matches!(self, Str | Boolean)
+            }
+            // A row of ids or targets: a matrix, never a number.
+            ParamKind::Matrix | ParamKind::Selector => true,
             ParamKind::Text => self != Str,
             ParamKind::Variable | ParamKind::Values => false,
         }
@@ -897,7 +900,7 @@ impl<'a> Checker<'a> {
             // refuses (`Tanh('a')`) is its error before anything runs.
             for (position, (arg, param)) in args.iter().zip(b.params).enumerate() {
                 if let Some(literal) = Literal::of(&arg.value)
-                    && literal.refused_by(param.kind)
+                    && literal.refused_by(param)
                 {
                     self.error(wrong_kind(
                         b,

@@ -1795,7 +1795,7 @@ fn leaves_loop(stmts: &[Stmt]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::declarations::{BUILTINS, ParamKind};
+    use crate::declarations::BUILTINS;
 
     /// The runtime's `_TAKES`, which words its errors about a builtin's
     /// argument of the wrong kind, says what tapec's declarations say: the
@@ -1818,11 +1818,7 @@ mod tests {
             named.push(name);
         }
         for b in BUILTINS {
-            let numbers = matches!(b.does, Does::RowOrCol(_) | Does::Range(_));
-            if b.params
-                .iter()
-                .any(|p| p.kind == ParamKind::Integer || (numbers && p.kind == ParamKind::Selector))
-            {
+            if b.params.iter().any(|p| p.wants_an_integer()) {
                 assert!(named.contains(&b.name), "{} is not in _TAKES", b.name);
             }
         }
