@@ -1164,7 +1164,9 @@ impl Repl {
 
     /// `:help NAME`: the builtin's declaration, as a reader wants it.
     fn help(&mut self, name: &str) {
-        if let Some(help) = crate::syntax::lexer::word_help(name) {
+        if let Some(help) = crate::syntax::lexer::word_help(name)
+            .or_else(|| crate::syntax::lexer::punctuation_help(name))
+        {
             self.say(&help);
             return;
         }
@@ -1224,6 +1226,12 @@ impl Repl {
                     "there is no builtin, keyword, operator or routine called `{name}`"
                 ));
                 d = match crate::diagnostic::near_miss(name, names) {
+                    _ if matches!(name, "quit" | "exit" | "q") && self.notebook => {
+                        d.with_hint(QUIT_IN_NOTEBOOK)
+                    }
+                    _ if matches!(name, "quit" | "exit" | "q") => {
+                        d.with_hint("the prompt ends with `:quit` (or Ctrl-D)")
+                    }
                     Some(close) => d.with_hint(format!("did you mean `{close}`?")),
                     None => d.with_hint(
                         "`:help` alone lists the commands; docs/BUILTINS.md lists every builtin",

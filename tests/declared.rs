@@ -165,4 +165,39 @@ fn help_prints_each_builtins_signature_doc_and_example_and_each_keywords_help() 
         let out = tapec::repl::transcript(&format!(":help {}", word.to_uppercase()));
         assert_eq!(out, format!("{word} (a word of the language): {help}\n"));
     }
+    // Every mark of the language's punctuation, `:` too, which does not
+    // start a command here.
+    for mark in ["(", ")", "[", "]", ",", ";", ":", "."] {
+        let out = tapec::repl::transcript(&format!(":help {mark}"));
+        assert!(
+            out.starts_with(&format!("{mark} (punctuation): ")),
+            "{mark}: {out}"
+        );
+    }
+    // The prompt's way out, asked for as a word.
+    for word in ["quit", "exit"] {
+        let err = tapec::repl::transcript(&format!(":help {word}"));
+        assert!(err.contains("ends with `:quit`"), "{word}: {err}");
+    }
+}
+
+/// A builtin's argument written as a literal of a kind it refuses is found
+/// before anything runs: a row number written as a Real, a row of ids or
+/// targets written as a number.
+#[test]
+fn selectors_written_as_literals_of_a_refused_kind_are_found_before_running() {
+    for call in [
+        "x := Row([[1]], 1.0);",
+        "x := Col([[1]], 1.0);",
+        "x := RowRange([[1]], 1, 1.0);",
+        "x := Embed([[1]], 1);",
+        "x := Embed([[1]], 1.5);",
+        "x := CrossEntropy([[1]], 1);",
+    ] {
+        let (program, errors) = tapec::syntax::parse(call, 0);
+        assert!(errors.is_empty(), "{call}");
+        let found = tapec::check::check_program(&program, &Default::default(), false);
+        assert_eq!(found.errors.len(), 1, "{call}");
+        assert!(found.errors[0].message.contains("argument"), "{call}");
+    }
 }

@@ -432,6 +432,7 @@ const SAME_WORDS: &[&str] = &[
     "for_bound_nudged",
     "for_bound_real",
     "field_width_nudged",
+    "field_width_of_a_string",
     "decimals_out_of_range",
     "div_by_zero",
     "mod_by_zero",

@@ -7,7 +7,9 @@ use std::rc::Rc;
 
 use ndarray::Array2;
 
-use super::interp::{Flow, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at};
+use super::interp::{
+    Flow, INTEGER_HINT, Interpreter, MAX_STRING, check_string, fail, from_tensor, nan_at,
+};
 use super::progress::ProgressBar;
 use super::value::Value;
 use super::{files, format};
@@ -852,16 +854,25 @@ impl Interpreter {
         let v = self.eval(e)?;
         match v {
             Value::Int(n, _) if (0..=1000).contains(&n) => Ok(n as usize),
-            other => fail(
-                Diagnostic::new(
+            other => {
+                // An Integer out of range is shown; anything else by its
+                // kind, a Real with its value.
+                let this = match &other {
+                    Value::Int(n, _) => n.to_string(),
+                    Value::Real(x, _) => format!("the Real {}", super::format::real(*x, 6)),
+                    other => other.describe(),
+                };
+                let d = Diagnostic::new(
                     e.span,
-                    format!(
-                        "a {what} must be an Integer from 0 to 1000, but this is {}",
-                        super::format::value(&other)
-                    ),
+                    format!("a {what} must be an Integer from 0 to 1000, but this is {this}"),
                 )
-                .with_label(e.span, what),
-            ),
+                .with_label(e.span, what);
+                fail(if matches!(other, Value::Real(..)) {
+                    d.with_hint(INTEGER_HINT)
+                } else {
+                    d
+                })
+            }
         }
     }
 
@@ -1045,7 +1056,14 @@ impl Interpreter {
                         format::real(*x, 0)
                     ),
                 )
-                .with_label(span, format!("each must be from 1 to {count}"));
+                .with_label(
+                    span,
+                    if count == 0 {
+                        format!("there is no {what} for it to name")
+                    } else {
+                        format!("each must be from 1 to {count}")
+                    },
+                );
                 if *x == 0.0 {
                     d = d.with_hint(format!(
                         "{what}s count from 1: the first {what} is 1, not 0 (add 1 to targets that count from 0)"

@@ -279,7 +279,11 @@ def field(v, width, decimals=None, where=None):
     specifier applies to each element."""
     def checked(n, what):
         if n is not None and not (_integer(n) and 0 <= _int(n) <= 1000):
-            raise TapeError(where, f"a {what} must be an Integer from 0 to 1000, but this is {text(n)}")
+            # An Integer out of range is shown; anything else by its kind,
+            # a Real with its value.
+            this = (text(n) if _integer(n) else f"the Real {text(n)}" if _number(n)
+                    else _kind(n))
+            raise TapeError(where, f"a {what} must be an Integer from 0 to 1000, but this is {this}")
         return _int(n)
     width = checked(width, "field width")
     if decimals is not None and type(v) in (str, bool):

@@ -417,6 +417,45 @@ pub const OPERATORS: &[(&str, &str)] = &[
 ];
 
 /// What `:help OP` says of an operator, if `op` is one.
+/// What `:help` says of a mark of punctuation (not a hover's: a mark
+/// beside a word is not what the pointer is on).
+pub fn punctuation_help(mark: &str) -> Option<String> {
+    PUNCTUATION
+        .iter()
+        .find(|(p, _)| *p == mark)
+        .map(|(_, help)| format!("{mark} (punctuation): {help}\n"))
+}
+
+/// The language's punctuation, with what `:help` says of each.
+pub const PUNCTUATION: &[(&str, &str)] = &[
+    (
+        "(",
+        "groups a part of an expression, `(a + b) * c`, and holds a call's arguments, `Tanh(x)`; closed by `)`",
+    ),
+    (")", "closes a `(`"),
+    (
+        "[",
+        "writes a matrix, `[[1, 2], [3, 4]]` (a row alone, `[1, 2]`, is a 1×n matrix), and reads or sets an element, `m[2, 1]`, counting from 1; closed by `]`",
+    ),
+    ("]", "closes a `[`"),
+    (
+        ",",
+        "separates a call's arguments, a matrix's elements and rows, an element's row and column, and names declared together: `Max(a, b)`, `m[1, 2]`, `var i, j: Integer;`",
+    ),
+    (
+        ";",
+        "ends a statement: `x := 1;` (there is none before `else`)",
+    ),
+    (
+        ":",
+        "gives a declared name its type, `var x: Real;`, and in Write and WriteLn a field width and decimals, `x:8:2`; `:=` is assignment",
+    ),
+    (
+        ".",
+        "ends a program after its last `end`, `end.`, and writes a Real, `0.5`",
+    ),
+];
+
 pub fn operator_help(op: &str) -> Option<&'static str> {
     OPERATORS
         .iter()

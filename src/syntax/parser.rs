@@ -1679,6 +1679,12 @@ fn to_diagnostic(error: &Rich<'_, Token, SimpleSpan>, source: SourceId) -> Diagn
             d = d.with_hint("there is no `;` before `else`: the `if` statement ends at the `;`")
         }
         Some(Token::Eq) => d = d.with_hint("assignment is written `:=`"),
+        Some(Token::Colon) if expected.iter().any(|e| e == "`;`") => {
+            d = d.with_hint(
+                "a `:` follows a value only in Write and WriteLn (`x:0:2`), \
+                 and a name only in a `var` section (`var x: Real;`)",
+            )
+        }
         Some(Token::End) if stray_end => {
             d = d.with_hint(
                 "this `end` closes no `begin` or `tape`: its `begin` may be missing, \
