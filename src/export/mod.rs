@@ -1348,9 +1348,15 @@ impl Exporter<'_> {
             } else {
                 "check_blame"
             };
+            // The replay sets a variable by its name in the script.
+            let py = py_name(&n.text);
+            let renamed = if builtin.does == Does::CheckBlame && py != *n.text {
+                format!(", py={}", py_str(&py))
+            } else {
+                String::new()
+            };
             return Ok(format!(
-                "rt.{function}({}, {}{})",
-                py_name(&n.text),
+                "rt.{function}({py}, {}{}{renamed})",
                 py_str(&n.text),
                 self.local_flag(&n.text)
             ));

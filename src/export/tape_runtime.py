@@ -1406,6 +1406,10 @@ class _Tape:
         self.seen = {}
         # The program's variables as the block started (`tape_run`).
         self.started = {}
+        # How often the block assigned each name as it ran, and as the
+        # replay under way has.
+        self.assigned = {}
+        self.replay_assigned = {}
 
 
 _tape = [None]
@@ -1501,12 +1505,19 @@ def on_tape(v, name=None):
     `Blame`, and the tape's result so far. While `CheckBlame` replays the
     tape, the value it nudges stands in for `name`'s."""
     import torch
+    tape = _tape[0]
     if _replaying[0] is not None:
         nudged, value = _replaying[0]
         if name == nudged:
-            v = value
+            # The value `Blame` and `CheckBlame` read is the one of the
+            # name's last assignment in the block, as it ran.
+            tape.replay_assigned[name] = tape.replay_assigned.get(name, 0) + 1
+            if tape.replay_assigned[name] == tape.assigned.get(name):
+                v = value
         _replay_result[0] = v
         return v
+    if tape is not None and tape.replays:
+        tape.assigned[name] = tape.assigned.get(name, 0) + 1
     if type(v) is int:
         v = _recorded_int(torch.tensor(float(v), **_made_as()), v)
     elif type(v) is float:
@@ -2460,6 +2471,8 @@ _program_file = [None]
 
 
 def save(m, path, where=None):
+    if _replaying[0] is not None:
+        return  # tapec's replay runs the recorded operations only
     m = _matrix_arg(m, where, "Save", 1)
     path = _str_arg(path, "Save", 2, where)
     program, target = _program_file[0], _path(path)
@@ -2722,6 +2735,8 @@ def plot(m, path="", title="", where=None):
     """`Plot`: each row of `m` as a line. With no path, the chart tapec
     draws in braille characters, printed; with one, an SVG drawn by
     matplotlib when it is installed (a clear message when not)."""
+    if _replaying[0] is not None:
+        return  # tapec's replay runs the recorded operations only
     # Its arguments' kinds first, in order, as tapec's call checks them.
     _matrix_arg(m, where, "Plot")
     _str_arg(path, "Plot", 2, where)
@@ -2760,7 +2775,7 @@ def plot(m, path="", title="", where=None):
     sys.stderr.write(f"Plot wrote {_named(path, shown=False)}\n")
 
 
-def _replay(tape, name, value):
+def _replay(tape, name, value, py=None):
     """The tape's result with `name` holding `value`: the block run again
     with nothing recorded and nothing printed, in float64 whatever the
     script's --dtype (finite differences need the digits)."""
@@ -2775,11 +2790,15 @@ def _replay(tape, name, value):
             scope[key] = v.double()
             if _integer(v) and scope[key] is not v:
                 _recorded_int(scope[key], v._int)
-    if name in scope:
-        scope[name] = value
+    # A variable the block never assigned is nudged where the block starts
+    # (under its Python name, `py`); one it did, at its last assignment.
+    py = name if py is None else py
+    if name not in tape.assigned and py in scope:
+        scope[py] = value
     _replaying[0] = (name, value)
     _replay_result[0] = None
     tape.seen.clear()
+    tape.replay_assigned = {}
     _rng.state = tape.rng_state
     _options["dtype"] = "float64"
     try:
@@ -2793,7 +2812,7 @@ def _replay(tape, name, value):
         scope.update(kept)
 
 
-def check_blame(x, name, where=None, local=False):
+def check_blame(x, name, where=None, local=False, py=None):
     """`CheckBlame(x)`: the largest difference between `Blame(x)` and central
     finite differences (step 1e-6), from replaying the last tape with each
     element of `x` nudged."""
@@ -2813,7 +2832,7 @@ def check_blame(x, name, where=None, local=False):
             nudged[k] += step
             value = nudged.reshape(base.shape)
             try:
-                results.append(_replay(tape, name, float(value) if base.dim() == 0 else value))
+                results.append(_replay(tape, name, float(value) if base.dim() == 0 else value, py))
             except TapeError as e:
                 # A nudge out of an operation's domain: tapec names the
                 # operation, at CheckBlame.
