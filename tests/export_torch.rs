@@ -433,6 +433,7 @@ const SAME_WORDS: &[&str] = &[
     "for_bound_real",
     "field_width_nudged",
     "field_width_of_a_string",
+    "string_too_long",
     "decimals_out_of_range",
     "div_by_zero",
     "mod_by_zero",

@@ -927,12 +927,28 @@ def _real(x, where, what):
 # Operators (LANGUAGE.md section 4): Integers stay Integers, an Integer
 # and a Real make a Real, `/` always makes a Real.
 
+# The most bytes a string may hold, as in tapec.
+MAX_STRING = 1 << 28
+
+
+def _string_fits(parts, where):
+    """Refuses the string `parts` joined would make if it passes
+    `MAX_STRING` bytes, in tapec's words. A character is at most four
+    bytes, so the bytes are counted only where it might."""
+    if sum(len(p) for p in parts) * 4 <= MAX_STRING:
+        return
+    n = sum(len(p.encode("utf-8", "surrogatepass")) for p in parts)
+    if n > MAX_STRING:
+        raise TapeError(where, f"a string of {n} bytes is too long")
+
+
 def add(a, b, where=None):
     if _is_matrix(a) or _is_matrix(b):
         return _elementwise(a, b, where, "add", lambda x, y: x + y, "`+`")
     if _integer(a) and _integer(b):
         return _int_result(a, b, int_add(_int(a), _int(b), where), lambda x, y: x + y)
     if type(a) is str and type(b) is str:
+        _string_fits((a, b), where)
         return a + b
     if _number(a) and _number(b):
         if _arith(a, b):
@@ -2357,6 +2373,7 @@ def encode(text, vocabulary, where=None):
 def decode(ids, vocabulary, where=None):
     vocabulary = _str_arg(vocabulary, "Decode", 2, where)
     picked = _ids(ids, len(vocabulary), where, "Decode", 1, "character", "vocabulary")
+    _string_fits([vocabulary[k] for k in picked], where)
     return "".join(vocabulary[k] for k in picked)
 
 
