@@ -23,6 +23,8 @@ pub enum LexError {
     RealTooLarge,
     DigitAfterDot,
     DigitBeforeDot,
+    /// `1e`, `2.5e-`: an exponent's letter with no digit after it.
+    ExponentWithoutDigits,
 }
 
 fn skip_block_comment(lex: &mut logos::Lexer<RawToken>, close: &str) -> Result<(), LexError> {
@@ -57,6 +59,10 @@ fn digit_after_dot() -> Result<(), LexError> {
 
 fn digit_before_dot() -> Result<(), LexError> {
     Err(LexError::DigitBeforeDot)
+}
+
+fn exponent_without_digits() -> Result<(), LexError> {
+    Err(LexError::ExponentWithoutDigits)
 }
 
 fn unterminated_string() -> Result<(), LexError> {
@@ -126,6 +132,9 @@ enum RawToken {
     Real(f64),
     #[regex(r"[0-9]+\.", |_| digit_after_dot())]
     #[regex(r"\.[0-9]+", |_| digit_before_dot())]
+    /// `1e;`: without it the number would end at `1` and the parser would
+    /// report a stray name `e`.
+    #[regex(r"[0-9]+(\.[0-9]+)?[eE][+-]?", |_| exponent_without_digits())]
     BadNumber,
 
     #[regex(r"'([^'\r\n]|'')*'", parse_string, allow_greedy = true)]
@@ -740,6 +749,16 @@ fn lex_error_diagnostic(error: LexError, text: &str, rest: &str, span: Span) -> 
                 .with_label(span, "no digit before the `.`")
                 .with_hint(format!("write `0{}`", text))
         }
+        LexError::ExponentWithoutDigits => {
+            let letter = text.rfind(['e', 'E']).unwrap_or(0);
+            let at = Span::new(span.source, span.start + letter, span.end);
+            Diagnostic::new(span, "a real number needs digits in its exponent")
+                .with_label(at, "no digit after this")
+                .with_hint(
+                    "the power of ten follows the `e`: `1e3` is 1000 and `1e-3` is 0.001; \
+                     for a name after a number, leave an operator between them",
+                )
+        }
     }
 }
 
@@ -1056,6 +1075,21 @@ mod tests {
         assert_eq!(first_error("x := 1.;").1, 5);
         assert!(first_error("x := .5;").0.contains("digit before"));
         assert!(first_error("x := 1.e5;").0.contains("digits after"));
+        // An exponent with no digits is one error, at the whole number.
+        for text in ["x := 1e;", "x := 2.5E-;", "x := 3e+ 4;"] {
+            let (message, start, _) = first_error(text);
+            assert_eq!(message, "a real number needs digits in its exponent");
+            assert_eq!(start, 5);
+        }
+        assert_eq!(first_error("x := 2.5E-;").2, 10);
+        assert_eq!(
+            kinds("1e5 e1 x1e"),
+            vec![
+                Token::Real(1e5),
+                Token::Ident("e1".into()),
+                Token::Ident("x1e".into())
+            ]
+        );
         assert!(
             first_error("x := 9223372036854775808;")
                 .0
