@@ -201,3 +201,52 @@ fn an_operation_on_declared_variables_is_the_error_its_run_gives() {
     // (`and`, `or`, `=`, `<>`). The checks refuse the other 838.
     assert_eq!((refused_before_running, cases), (838, 896));
 }
+
+/// A row or column number, a matrix element and a field width written as
+/// a literal of a kind or value the run refuses are refused by the checks
+/// in the run's words (the same literal held in a variable of no declared
+/// type reaches the run), and no others are: an Integer row number, which
+/// only the matrix can refuse, is the run's to judge.
+#[test]
+fn an_index_element_or_field_width_literal_is_the_error_its_run_gives() {
+    // Each place, and whether `@` is a row or column number there.
+    let places = [
+        ("WriteLn(m[@, 1]);", true),
+        ("WriteLn(m[1, @]);", true),
+        ("m[@, 2] := 1;", true),
+        ("m[2, @] := 1;", true),
+        ("m[1, 1] := @;", false),
+        ("x := [[1, @], [3, 4]];", false),
+        ("x := [2, @];", false),
+        ("WriteLn(1:@);", false),
+        ("WriteLn(1.5:8:@);", false),
+    ];
+    let literals = ["1", "0", "-2.5", "2.0", "'text'", "false", "5000", "-1"];
+    let (mut refused_before_running, mut cases) = (0, 0);
+    for (place, index) in places {
+        for literal in literals {
+            let written = format!("m := Zeros(2, 2);\n{}\n", place.replace('@', literal));
+            let held = format!(
+                "m := Zeros(2, 2);\nheld := {literal};\n{}\n",
+                place.replace('@', "held")
+            );
+            let ran = first_error(&held);
+            assert_eq!(first_error(&written), ran, "{written}");
+            let found = checked(&written);
+            if index && ["0", "5000", "-1"].contains(&literal) {
+                // An Integer out of the matrix's range is the run's to say.
+                assert_eq!(found, 0, "{written}");
+                assert!(!ran.is_empty(), "{written}");
+            } else {
+                assert_eq!(found > 0, !ran.is_empty(), "{written}");
+            }
+            refused_before_running += usize::from(found > 0);
+            cases += 1;
+        }
+    }
+    // Of 9 places × 8 literals, the checks refuse `-2.5`, `2.0`, `'text'`
+    // and `false` as row or column numbers (4 places × 4: 16), `'text'`
+    // and `false` as elements (3 × 2: 6), and all but `1` and `0` as
+    // field widths (2 × 6: 12): 34.
+    assert_eq!((refused_before_running, cases), (34, 72));
+}

@@ -5,7 +5,7 @@
 
 use crate::declarations::Builtin;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
-use crate::syntax::tree::{Expr, Name, Routine, TypeName};
+use crate::syntax::tree::{Expr, ExprKind, Name, Routine, TypeName};
 
 /// A matrix literal whose rows differ in length, pointing at the first
 /// row that differs. Found by the checker, and again at run time for
@@ -18,8 +18,27 @@ fn elements(n: usize) -> String {
     }
 }
 
-/// A ragged matrix literal: the first row of another length.
+/// A ragged matrix literal: the first row of another length; or rows
+/// with a number among them (`[[1, 2], 3]`, read as one row whose first
+/// element is a matrix), pointing at the first item not in brackets.
 pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
+    if let [(items, _)] = rows
+        && let [first, ..] = items.as_slice()
+        && matches!(first.kind, ExprKind::Matrix(_))
+        && let Some(bare) = items
+            .iter()
+            .find(|x| !matches!(x.kind, ExprKind::Matrix(_)))
+    {
+        return Some(
+            Diagnostic::new(
+                bare.span,
+                "a matrix written as rows has each row in brackets, but this is not",
+            )
+            .with_label(bare.span, "not in brackets")
+            .with_label(first.span, "the first row")
+            .with_hint("write `[[1, 2], [3, 4]]` for rows, or `[1, 2, 3]` for one row"),
+        );
+    }
     let cols = rows[0].0.len();
     let (row, span) = rows.iter().find(|(r, _)| r.len() != cols)?;
     Some(
@@ -34,6 +53,16 @@ pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
         .with_label(rows[0].1, elements(cols))
         .with_hint("every row of a matrix has the same length"),
     )
+}
+
+/// A matrix element (in a literal, or assigned by `m[i, j] := x`) that is
+/// not a number; `what` is the value's kind as messages say it.
+pub fn element_not_a_number(span: Span, what: &str) -> Diagnostic {
+    Diagnostic::new(
+        span,
+        format!("a matrix element must be a number, but this is {what}"),
+    )
+    .with_label(span, what)
 }
 
 /// `tape` while a tape is open; `span` is the keyword.

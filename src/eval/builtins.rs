@@ -850,7 +850,11 @@ impl Interpreter {
     }
 
     /// A field width (`w` of `x:w:d`) or number of decimals (`d`).
-    fn field_number(&mut self, e: &crate::syntax::tree::Expr, what: &str) -> Flow<usize> {
+    pub(crate) fn field_number(
+        &mut self,
+        e: &crate::syntax::tree::Expr,
+        what: &str,
+    ) -> Flow<usize> {
         let v = self.eval(e)?;
         match v {
             Value::Int(n, _) if (0..=1000).contains(&n) => Ok(n as usize),

@@ -21,10 +21,13 @@
 use std::collections::HashMap;
 
 use crate::check::{self, Checked, Known, Wanted};
+use crate::declarations::{self, Does};
 use crate::diagnostic::{Diagnostic, Span};
 use crate::eval::interp::{Interpreter, Stop};
 use crate::eval::value::Value;
-use crate::syntax::tree::{BinaryOp, Expr, ExprKind, NameId, Program, Stmt, StmtKind, TypeName};
+use crate::syntax::tree::{
+    BinaryOp, Expr, ExprKind, NameId, Program, Stmt, StmtKind, TypeName, UnaryOp,
+};
 
 /// The checks ([`check::check_program`]) with the evaluator's judgement of
 /// kinds, all in the order of the text: what `tapec check`, a run, the
@@ -51,6 +54,31 @@ struct Kinds<'a> {
     errors: Vec<Diagnostic>,
     wants: &'a HashMap<Span, Wanted>,
     declared: &'a HashMap<NameId, TypeName>,
+}
+
+/// An expression that gives a value the run's messages say as they would
+/// say `e`'s: `e` itself if it is a literal (negated or not), whose value
+/// they may show; else a literal of `e`'s kind when that is a String or a
+/// Boolean, which they name by kind alone; else none.
+fn sample(e: &Expr, kind: Option<Kind>) -> Option<Expr> {
+    let literal = |x: &Expr| {
+        matches!(
+            x.kind,
+            ExprKind::Integer(_) | ExprKind::Real(_) | ExprKind::Str(_) | ExprKind::Bool(_)
+        )
+    };
+    match &e.kind {
+        ExprKind::Unary {
+            op: UnaryOp::Neg,
+            operand,
+            ..
+        } if literal(operand) => Some(e.clone()),
+        _ if literal(e) => Some(e.clone()),
+        _ => match kind? {
+            k @ (Kind::Str | Kind::Boolean) => Some(k.literal(e.span, None)),
+            Kind::Integer | Kind::Real => None,
+        },
+    }
 }
 
 /// The kind of a value known before the run.
@@ -113,9 +141,9 @@ impl Kinds<'_> {
             StmtKind::AssignIndex {
                 row, col, value, ..
             } => {
-                for e in [row, col, value] {
-                    self.expr(e);
-                }
+                self.index(row, "row");
+                self.index(col, "column");
+                self.element(value);
             }
             StmtKind::Block(body) | StmtKind::Tape { body, .. } => {
                 body.iter().for_each(|s| self.stmt(s));
@@ -216,16 +244,26 @@ impl Kinds<'_> {
                 acc
             }
             ExprKind::Matrix(rows) => {
-                rows.iter().flat_map(|(row, _)| row).for_each(|x| {
-                    self.expr(x);
-                });
+                rows.iter()
+                    .flat_map(|(row, _)| row)
+                    .for_each(|x| self.element(x));
                 None
             }
             ExprKind::Call { name, args } => {
+                let writes = declarations::find(&name.text)
+                    .is_some_and(|b| matches!(b.does, Does::Write(_)));
                 for arg in args {
                     self.expr(&arg.value);
-                    for x in arg.width.iter().chain(&arg.decimals) {
-                        self.expr(x);
+                    for (x, what) in [
+                        (&arg.width, "field width"),
+                        (&arg.decimals, "number of decimals"),
+                    ] {
+                        let Some(x) = x else { continue };
+                        let kind = self.expr(x);
+                        if writes && let Some(sample) = sample(x, kind) {
+                            let judged = self.interp.field_number(&sample, what).map(|_| ());
+                            self.keep(judged);
+                        }
                     }
                 }
                 self.declared
@@ -233,9 +271,9 @@ impl Kinds<'_> {
                     .and_then(|&ty| Kind::declared(ty))
             }
             ExprKind::Index { target, row, col } => {
-                for x in [target, row, col] {
-                    self.expr(x);
-                }
+                self.expr(target);
+                self.index(row, "row");
+                self.index(col, "column");
                 None
             }
             ExprKind::Name(name) => self
@@ -243,6 +281,40 @@ impl Kinds<'_> {
                 .get(&name.id)
                 .and_then(|&ty| Kind::declared(ty)),
             ExprKind::Error => None,
+        }
+    }
+
+    /// A row or column number (`what`) of an element read or set: one
+    /// that is not an Integer is the error the run gives.
+    fn index(&mut self, e: &Expr, what: &str) {
+        let kind = self.expr(e);
+        if let Some(sample) = sample(e, kind)
+            && let Ok(value) = self.interp.eval(&sample)
+            && !matches!(value, Value::Int(..))
+        {
+            let judged = self.interp.index(&value, e.span, 1, what).map(|_| ());
+            self.keep(judged);
+        }
+    }
+
+    /// An element of a matrix literal, or a value `m[i, j] :=` sets: a
+    /// String or a Boolean is the error the run gives.
+    fn element(&mut self, e: &Expr) {
+        if let Some(kind @ (Kind::Str | Kind::Boolean)) = self.expr(e) {
+            let value = kind.literal(e.span, None);
+            if let Ok(value) = self.interp.eval(&value) {
+                self.errors.push(check::errors::element_not_a_number(
+                    e.span,
+                    &value.describe(),
+                ));
+            }
+        }
+    }
+
+    /// Keeps the error of an evaluation, if it gave one.
+    fn keep<T>(&mut self, judged: Result<T, Stop>) {
+        if let Err(Stop::Error(d)) = judged {
+            self.errors.push(*d);
         }
     }
 

@@ -1185,18 +1185,7 @@ impl Interpreter {
         let x = self.eval_int_first(value)?;
         let x = match x.as_number() {
             Some(x) => x,
-            None => {
-                return fail(
-                    Diagnostic::new(
-                        value.span,
-                        format!(
-                            "a matrix element must be a number, but this is {}",
-                            x.describe()
-                        ),
-                    )
-                    .with_label(value.span, x.describe()),
-                );
-            }
+            None => return fail(errors::element_not_a_number(value.span, &x.describe())),
         };
         let current = self.read_variable(target)?;
         let Value::Matrix(m, _) = current else {
@@ -1474,16 +1463,10 @@ impl Interpreter {
                 match v {
                     Value::Int(..) | Value::Real(..) => values.push((v, element.span)),
                     other => {
-                        return fail(
-                            Diagnostic::new(
-                                element.span,
-                                format!(
-                                    "a matrix element must be a number, but this is {}",
-                                    other.describe()
-                                ),
-                            )
-                            .with_label(element.span, other.describe()),
-                        );
+                        return fail(errors::element_not_a_number(
+                            element.span,
+                            &other.describe(),
+                        ));
                     }
                 }
             }
