@@ -249,4 +249,8 @@ fn an_index_element_or_field_width_literal_is_the_error_its_run_gives() {
     // and `false` as elements (3 × 2: 6), and all but `1` and `0` as
     // field widths (2 × 6: 12): 34.
     assert_eq!((refused_before_running, cases), (34, 72));
+    // A width the checks refuse for another reason is refused once.
+    assert_eq!(checked("WriteLn(1:-'a');\nWriteLn(1:2:-true);\n"), 2);
+    // Rows of other lengths are the error, not an element in them.
+    assert_eq!(checked("x := [[1], 'a'];\n"), 1);
 }

@@ -18,16 +18,27 @@ fn elements(n: usize) -> String {
     }
 }
 
+/// Whether `e` is written starting with `[`: a matrix literal, or an
+/// operation or element read on one (`[3, 4] * 2`), which a reader takes
+/// for a row.
+fn starts_with_bracket(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Matrix(_) => true,
+        ExprKind::Chain { first, .. } => starts_with_bracket(first),
+        ExprKind::Index { target, .. } => starts_with_bracket(target),
+        _ => false,
+    }
+}
+
 /// A ragged matrix literal: the first row of another length; or rows
 /// with a number among them (`[[1, 2], 3]`, read as one row whose first
-/// element is a matrix), pointing at the first item not in brackets.
+/// element is a matrix), pointing at the first item that does not start
+/// with a bracket.
 pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
     if let [(items, _)] = rows
         && let [first, ..] = items.as_slice()
         && matches!(first.kind, ExprKind::Matrix(_))
-        && let Some(bare) = items
-            .iter()
-            .find(|x| !matches!(x.kind, ExprKind::Matrix(_)))
+        && let Some(bare) = items.iter().find(|x| !starts_with_bracket(x))
     {
         return Some(
             Diagnostic::new(
@@ -36,7 +47,10 @@ pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
             )
             .with_label(bare.span, "not in brackets")
             .with_label(first.span, "the first row")
-            .with_hint("write `[[1, 2], [3, 4]]` for rows, or `[1, 2, 3]` for one row"),
+            .with_hint(
+                "write `[[1, 2], [3, 4]]` for rows, `[1, 2, 3]` for one row, \
+                 or `VStack(a, b)` to put a matrix under another",
+            ),
         );
     }
     let cols = rows[0].0.len();

@@ -932,6 +932,9 @@ impl<'a> Checker<'a> {
             return Some(b.kind == Kind::Function);
         }
         if let Some((is_function, params, header)) = self.routine_signature(&name.text) {
+            if let Some(w) = args.iter().find_map(|a| a.width.as_ref()) {
+                self.error(field_width_outside_write(w.span));
+            }
             if args.len() != params {
                 let mut d = routine_arity(&name.text, params, args.len(), span);
                 if let Some(h) = header {

@@ -59,8 +59,11 @@ struct Kinds<'a> {
 /// An expression that gives a value the run's messages say as they would
 /// say `e`'s: `e` itself if it is a literal (negated or not), whose value
 /// they may show; else a literal of `e`'s kind when that is a String or a
-/// Boolean, which they name by kind alone; else none.
+/// Boolean, which they name by kind alone; else none. A literal's kind
+/// is known (`kind`) unless judging it found an error.
 fn sample(e: &Expr, kind: Option<Kind>) -> Option<Expr> {
+    // No kind: not judged, or already refused (`-'a'`), its error kept.
+    let kind = kind?;
     let literal = |x: &Expr| {
         matches!(
             x.kind,
@@ -74,7 +77,7 @@ fn sample(e: &Expr, kind: Option<Kind>) -> Option<Expr> {
             ..
         } if literal(operand) => Some(e.clone()),
         _ if literal(e) => Some(e.clone()),
-        _ => match kind? {
+        _ => match kind {
             k @ (Kind::Str | Kind::Boolean) => Some(k.literal(e.span, None)),
             Kind::Integer | Kind::Real => None,
         },
@@ -244,9 +247,16 @@ impl Kinds<'_> {
                 acc
             }
             ExprKind::Matrix(rows) => {
-                rows.iter()
-                    .flat_map(|(row, _)| row)
-                    .for_each(|x| self.element(x));
+                // Rows of other lengths are the literal's error (the
+                // checker's, and the run's before any element's).
+                let ragged = check::errors::ragged_matrix(rows).is_some();
+                for x in rows.iter().flat_map(|(row, _)| row) {
+                    if ragged {
+                        self.expr(x);
+                    } else {
+                        self.element(x);
+                    }
+                }
                 None
             }
             ExprKind::Call { name, args } => {

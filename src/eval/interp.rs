@@ -1695,6 +1695,9 @@ impl Interpreter {
             return self.call_builtin(b, args, span);
         }
         if let Some(routine) = self.routines.get(&*name.text).cloned() {
+            if let Some(w) = args.iter().find_map(|a| a.width.as_ref()) {
+                return fail(errors::field_width_outside_write(w.span));
+            }
             return self.call_routine(&routine, args, span);
         }
         let candidates = declarations::BUILTINS

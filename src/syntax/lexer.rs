@@ -23,7 +23,8 @@ pub enum LexError {
     RealTooLarge,
     DigitAfterDot,
     DigitBeforeDot,
-    /// `1e`, `2.5e-`: an exponent's letter with no digit after it.
+    /// `1e`, `2.5e-`: an exponent's letter with no digit after it (found
+    /// as a number and a name `e` side by side).
     ExponentWithoutDigits,
 }
 
@@ -59,10 +60,6 @@ fn digit_after_dot() -> Result<(), LexError> {
 
 fn digit_before_dot() -> Result<(), LexError> {
     Err(LexError::DigitBeforeDot)
-}
-
-fn exponent_without_digits() -> Result<(), LexError> {
-    Err(LexError::ExponentWithoutDigits)
 }
 
 fn unterminated_string() -> Result<(), LexError> {
@@ -132,9 +129,6 @@ enum RawToken {
     Real(f64),
     #[regex(r"[0-9]+\.", |_| digit_after_dot())]
     #[regex(r"\.[0-9]+", |_| digit_before_dot())]
-    /// `1e;`: without it the number would end at `1` and the parser would
-    /// report a stray name `e`.
-    #[regex(r"[0-9]+(\.[0-9]+)?[eE][+-]?", |_| exponent_without_digits())]
     BadNumber,
 
     #[regex(r"'([^'\r\n]|'')*'", parse_string, allow_greedy = true)]
@@ -756,7 +750,7 @@ fn lex_error_diagnostic(error: LexError, text: &str, rest: &str, span: Span) -> 
                 .with_label(at, "no digit after this")
                 .with_hint(
                     "the power of ten follows the `e`: `1e3` is 1000 and `1e-3` is 0.001; \
-                     for a name after a number, leave an operator between them",
+                     a name `e` after a number needs an operator between them: `2 * e`",
                 )
         }
     }
@@ -799,6 +793,32 @@ fn lex_into(
                 if let Some(comments) = comments.as_deref_mut() {
                     comments.push(span);
                 }
+                continue;
+            }
+            // `1e;`, `2.5E-;`: a number and, right after it, the letter of an
+            // exponent with no digits (and its sign, if any), which would
+            // otherwise be a stray name `e` after the number. `1else`,
+            // `1end` are a number and a keyword.
+            Ok(RawToken::Word(word))
+                if (word == "e" || word == "E")
+                    && let Some((Token::Integer(_) | Token::Real(_), number)) = tokens.last()
+                    && number.end == range.start
+                    && !text[number.start..number.end].contains(['e', 'E']) =>
+            {
+                if text[range.end..].starts_with(['+', '-']) {
+                    lexer.bump(1);
+                }
+                let whole = Span::new(source, number.start, lexer.span().end);
+                let written = &text[whole.start..whole.end];
+                tokens.pop();
+                errors.push(lex_error_diagnostic(
+                    LexError::ExponentWithoutDigits,
+                    written,
+                    written,
+                    whole,
+                ));
+                tokens.push((Token::Error, whole));
+                last_brace = None;
                 continue;
             }
             Ok(RawToken::Word(word)) => keyword(&word).unwrap_or(Token::Ident(word)),
@@ -1082,6 +1102,11 @@ mod tests {
             assert_eq!(start, 5);
         }
         assert_eq!(first_error("x := 2.5E-;").2, 10);
+        assert_eq!(first_error("x := 3e+ 4;").2, 8);
+        // A keyword right after a number is a keyword, as before.
+        assert_eq!(kinds("1end")[1], Token::End);
+        assert_eq!(kinds("1else 2.5end 1e5end")[1], Token::Else);
+        assert_eq!(kinds("1 e")[1], Token::Ident("e".into()));
         assert_eq!(
             kinds("1e5 e1 x1e"),
             vec![
