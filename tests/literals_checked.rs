@@ -251,6 +251,9 @@ fn an_index_element_or_field_width_literal_is_the_error_its_run_gives() {
     assert_eq!((refused_before_running, cases), (34, 72));
     // A width the checks refuse for another reason is refused once.
     assert_eq!(checked("WriteLn(1:-'a');\nWriteLn(1:2:-true);\n"), 2);
+    // Decimals of a String are the run's error about the String, which
+    // the checks leave to it.
+    assert_eq!(checked("WriteLn('a':5:-1);\n"), 0);
     // Rows of other lengths are the error, not an element in them.
     assert_eq!(checked("x := [[1], 'a'];\n"), 1);
 }

@@ -7,9 +7,7 @@ use crate::declarations::Builtin;
 use crate::diagnostic::{Diagnostic, Span, near_miss};
 use crate::syntax::tree::{Expr, ExprKind, Name, Routine, TypeName};
 
-/// A matrix literal whose rows differ in length, pointing at the first
-/// row that differs. Found by the checker, and again at run time for
-/// literals it could not see (the REPL's `:load` runs what it checked).
+/// `n elements`, as a row's length is said.
 fn elements(n: usize) -> String {
     if n == 1 {
         "1 element".to_string()
@@ -31,9 +29,10 @@ fn starts_with_bracket(e: &Expr) -> bool {
 }
 
 /// A ragged matrix literal: the first row of another length; or rows
-/// with a number among them (`[[1, 2], 3]`, read as one row whose first
-/// element is a matrix), pointing at the first item that does not start
-/// with a bracket.
+/// with an item not written in brackets among them (`[[1, 2], 3]`, read
+/// as one row whose first element is a matrix), pointing at the first
+/// item that does not start with a bracket. Found by the checker, and
+/// again at run time for literals it could not see.
 pub fn ragged_matrix(rows: &[(Vec<Expr>, Span)]) -> Option<Diagnostic> {
     if let [(items, _)] = rows
         && let [first, ..] = items.as_slice()

@@ -7,6 +7,13 @@
 //! a type and operators before the program runs, and what it refuses is a
 //! check error in the run's own words.
 //!
+//! Row and column numbers, matrix elements and `Write`'s field widths are
+//! judged the same way, by the evaluator's own code: a literal by its
+//! value (a field width has a fixed range, 0 to 1000, so `x:2000` is
+//! refused as written, while a row number is left to the run, which
+//! knows the matrix), anything else only when its kind is a String or a
+//! Boolean, which the run refuses whatever the value.
+//!
 //! It judges kinds, not values: each operation is evaluated on one value of
 //! each operand's kind that no operator refuses for its value (1, 1.0,
 //! `'s'`, and a Boolean that does not cut `and` or `or` short), at the
@@ -263,14 +270,20 @@ impl Kinds<'_> {
                 let writes = declarations::find(&name.text)
                     .is_some_and(|b| matches!(b.does, Does::Write(_)));
                 for arg in args {
-                    self.expr(&arg.value);
-                    for (x, what) in [
-                        (&arg.width, "field width"),
-                        (&arg.decimals, "number of decimals"),
+                    let value = self.expr(&arg.value);
+                    // Decimals of a String or a Boolean are the run's
+                    // error about the value, before their own.
+                    let text = matches!(value, Some(Kind::Str | Kind::Boolean));
+                    for (x, what, judged) in [
+                        (&arg.width, "field width", true),
+                        (&arg.decimals, "number of decimals", !text),
                     ] {
                         let Some(x) = x else { continue };
                         let kind = self.expr(x);
-                        if writes && let Some(sample) = sample(x, kind) {
+                        if writes
+                            && judged
+                            && let Some(sample) = sample(x, kind)
+                        {
                             let judged = self.interp.field_number(&sample, what).map(|_| ());
                             self.keep(judged);
                         }

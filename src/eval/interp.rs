@@ -1695,6 +1695,8 @@ impl Interpreter {
             return self.call_builtin(b, args, span);
         }
         if let Some(routine) = self.routines.get(&*name.text).cloned() {
+            // The checks find it first wherever the routine is known to
+            // them; this is for any call they could not see.
             if let Some(w) = args.iter().find_map(|a| a.width.as_ref()) {
                 return fail(errors::field_width_outside_write(w.span));
             }

@@ -1105,7 +1105,17 @@ mod tests {
         assert_eq!(first_error("x := 3e+ 4;").2, 8);
         // A keyword right after a number is a keyword, as before.
         assert_eq!(kinds("1end")[1], Token::End);
-        assert_eq!(kinds("1else 2.5end 1e5end")[1], Token::Else);
+        assert_eq!(
+            kinds("1else 2.5end 1e5end"),
+            vec![
+                Token::Integer(1),
+                Token::Else,
+                Token::Real(2.5),
+                Token::End,
+                Token::Real(1e5),
+                Token::End
+            ]
+        );
         assert_eq!(kinds("1 e")[1], Token::Ident("e".into()));
         assert_eq!(
             kinds("1e5 e1 x1e"),
